@@ -1,0 +1,50 @@
+"""arena: a plugin-based platform for multi-agent and game reinforcement learning.
+
+Public entry points mirror the ecosystem's::
+
+    game = arena.load_game("kuhn_poker", players=3)      # like pyspiel.load_game
+    env = arena.make_env("leduc_poker")                   # a PettingZoo AEC env
+    agent = arena.load_agent("random", game)
+    results = arena.play(game, [agent, arena.load_agent("random", game)], games=100, seed=0)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from arena.errors import ArenaError, ConfigError, PluginError
+from arena.hookspecs import hookimpl
+
+__version__ = "0.1.0"
+__all__ = [
+    "ArenaError", "ConfigError", "PluginError", "hookimpl",
+    "load_game", "make_env", "load_agent", "play",
+]
+
+
+def load_game(name: str, **params: Any):
+    """A game by registered name, ``name(key=value,...)`` or ``prefix:name`` (e.g.
+    ``openspiel:leduc_poker``), with keyword parameters."""
+    from arena.loading import load_game as _load
+
+    return _load(name, **params)
+
+
+def make_env(name: str, render_mode: str | None = None, **params: Any):
+    """A PettingZoo AEC env for any arena game (action masks in the observation dict)."""
+    from arena.aec import ArenaAECEnv
+
+    return ArenaAECEnv(load_game(name, **params), render_mode=render_mode)
+
+
+def load_agent(spec: Any, game: Any, **params: Any):
+    """An agent from ``"name"``, ``"name:key=value,..."`` or ``{"name": ..., **params}``."""
+    from arena.loading import load_agent as _load
+
+    return _load(spec, game, **params)
+
+
+def play(game: Any, agents: list, games: int = 1, seed: int = 0, **options: Any):
+    """Play ``games`` games between ``agents`` (one per seat); see :func:`arena.match.play_games`."""
+    from arena.match import play_games
+
+    return play_games(game, agents, num_games=games, seed=seed, **options)

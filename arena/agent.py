@@ -1,0 +1,157 @@
+"""The agent contract.
+
+An agent needs one method, ``act_batch(observations) -> actions``: the match runner steps many
+games in lockstep and hands each agent all of its pending decisions at once. Agents that can
+say how they act expose ``policy(obs) -> {action: prob}``, which makes exact evaluation
+(best response, exploitability) possible.
+
+Each :class:`Observation` carries its game's own random generator (``obs.rng``). Agents that
+sample draw from it, so results depend only on the match seed, not on how games were batched
+or which executor ran them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from arena.game import Action, Game, State
+
+
+class Observation:
+    """What one player sees at one decision. Renderings are computed lazily and cached."""
+
+    __slots__ = ("player", "legal_actions", "decision", "rng", "game_name", "max_text_length",
+                 "_state", "__dict__")
+
+    def __init__(self, state: State, player: int, rng: np.random.Generator | None = None,
+                 game_name: str = "") -> None:
+        self._state = state
+        self.player = player
+        self.decision = state.decision_kind(player)
+        self.legal_actions: list[int] = [] if self.decision == "text" else list(state.legal_actions(player))
+        self.max_text_length = state.max_text_length(player) if self.decision == "text" else 0
+        self.rng = rng if rng is not None else np.random.default_rng()
+        self.game_name = game_name
+
+    @cached_property
+    def action_labels(self) -> list[str]:
+        return [self._state.action_label(self.player, a) for a in self.legal_actions]
+
+    @cached_property
+    def text(self) -> str:
+        return self._state.observation_text(self.player)
+
+    @cached_property
+    def tensor(self) -> np.ndarray:
+        return np.asarray(self._state.observation_tensor(self.player), dtype=np.float32)
+
+    @cached_property
+    def info_state(self) -> str:
+        return self._state.information_state_key(self.player)
+
+    def freeze(self, tensor: bool = True) -> "Observation":
+        """Compute every rendering now and drop the state reference (for recording)."""
+        _ = self.action_labels, self.text, self.info_state
+        if tensor:
+            try:
+                _ = self.tensor
+            except NotImplementedError:
+                pass
+        self._state = None  # type: ignore[assignment]
+        return self
+
+    def label_of(self, action: int) -> str:
+        return self.action_labels[self.legal_actions.index(action)]
+
+    def parse_action(self, text: str) -> int | None:
+        """Match a typed/generated move to a legal action: by label (case-insensitive, unique
+        prefix) or by its position in the legal list (1-based). ``None`` if nothing matches."""
+        t = text.strip().lower()
+        if not t:
+            return None
+        labels = [lbl.lower() for lbl in self.action_labels]
+        if t in labels:
+            return self.legal_actions[labels.index(t)]
+        if t.isdigit() and 1 <= int(t) <= len(self.legal_actions):
+            return self.legal_actions[int(t) - 1]
+        hits = [i for i, lbl in enumerate(labels) if lbl.startswith(t)]
+        if len(hits) == 1:
+            return self.legal_actions[hits[0]]
+        return None
+
+
+class Agent:
+    """Base class. Override ``act`` (one decision) or ``act_batch`` (many); ``policy`` if you can."""
+
+    name: str = "agent"
+
+    def act(self, obs: Observation) -> Action:
+        return self.act_batch([obs])[0]
+
+    def act_batch(self, observations: Sequence[Observation]) -> list[Action]:
+        if type(self).act is Agent.act:
+            raise NotImplementedError(f"{type(self).__name__} must implement act or act_batch")
+        return [self.act(o) for o in observations]
+
+    def act_batch_info(self, observations: Sequence[Observation]) -> tuple[list[Action], list[dict[str, Any]]]:
+        """``act_batch`` plus one info dict per decision (``log_prob``, token ids, ...) that the
+        match runner stores in trajectories. Learning agents override this."""
+        return list(self.act_batch(observations)), [{} for _ in observations]
+
+    def policy(self, obs: Observation) -> Mapping[int, float]:
+        """Action distribution at this decision. Optional; raises if the agent cannot say."""
+        raise NotImplementedError(f"agent '{self.name}' does not expose its action distribution")
+
+    @property
+    def has_policy(self) -> bool:
+        return type(self).policy is not Agent.policy
+
+    def game_started(self, game_index: int, player: int) -> None:
+        """Hook for stateful agents: a new game starts in batch slot ``game_index``."""
+
+    def game_finished(self, game_index: int, player: int, returns: Sequence[float],
+                      final: "Observation | None" = None) -> None:
+        """Hook for stateful agents: the game in slot ``game_index`` ended; ``final`` is this
+        player's view of the final state (renderings computed only if read)."""
+
+    def save(self, directory: str | Path) -> None:
+        raise NotImplementedError(f"agent '{self.name}' cannot be saved")
+
+    def close(self) -> None:
+        """Release resources (threads, processes, models)."""
+
+
+def sample_from(probs: Mapping[int, float], rng: np.random.Generator) -> int:
+    """Sample an action from a distribution using the game's generator (reproducible)."""
+    actions = list(probs.keys())
+    p = np.asarray([max(0.0, probs[a]) for a in actions], dtype=float)
+    total = p.sum()
+    if total <= 0:
+        return actions[int(rng.integers(len(actions)))]
+    return actions[int(rng.choice(len(actions), p=p / total))]
+
+
+class PolicyAgent(Agent):
+    """An agent that acts by sampling its own ``policy``."""
+
+    def act(self, obs: Observation) -> Action:
+        return sample_from(self.policy(obs), obs.rng)
+
+
+AgentFactory = Callable[..., Agent]
+"""``factory(game, **params) -> Agent``; ``game`` lets solvers solve on load."""
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """How an agent plugin registers one agent kind."""
+
+    name: str
+    factory: AgentFactory
+    description: str = ""
+    params: Mapping[str, Any] | None = None
+    """Documented parameters and defaults (shown by ``arena plugins``)."""

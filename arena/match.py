@@ -1,0 +1,302 @@
+"""Plays games between agents, many at once, in lockstep.
+
+Each step every unfinished game advances by one decision; each agent receives all of its
+pending decisions in a single ``act_batch`` call (the same agent object in several seats gets
+one call). Every game owns a random generator derived from ``(seed, game index)``: chance
+outcomes and the agents' sampling use it, so the same seed gives the same results whatever
+the batch size, the order of games or the executor.
+
+An illegal action, an exception or a timeout forfeits the game for the agent at fault; the
+reason is recorded and the other games go on.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from arena.agent import Agent, Observation
+from arena.errors import ArenaError
+from arena.game import Game, State
+from arena.trainer import Step, Trajectory
+
+
+@dataclass
+class Forfeit:
+    player: int
+    agent: str
+    reason: str
+
+
+@dataclass
+class GameResult:
+    index: int
+    seed: int
+    seats: list[str]
+    """Agent name per seat (player id)."""
+    returns: list[float]
+    length: int
+    duration: float
+    forfeit: Forfeit | None = None
+    trajectory: Trajectory | None = None
+    transcript: list[str] | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    """Game-specific outcome details (e.g. Werewolf's roles and winning side)."""
+
+
+def game_rng(seed: int, index: int) -> np.random.Generator:
+    """The generator of game ``index`` in a run seeded ``seed``."""
+    return np.random.default_rng([int(seed) & 0xFFFFFFFF, int(index)])
+
+
+def seat_order(num_players: int, index: int, rotate: bool) -> list[int]:
+    """Which agent (by position in the agents list) sits in each seat of game ``index``."""
+    if not rotate:
+        return list(range(num_players))
+    r = index % num_players
+    return [(p + r) % num_players for p in range(num_players)]
+
+
+def sample_chance(state: State, rng: np.random.Generator) -> None:
+    """Resolve chance nodes by inverse-CDF sampling (one uniform draw per node)."""
+    while state.is_chance_node():
+        outcomes = state.chance_outcomes()
+        u, acc = rng.random(), 0.0
+        chosen = outcomes[-1][0]
+        for action, prob in outcomes:
+            acc += prob
+            if u < acc:
+                chosen = action
+                break
+        state.apply_action(chosen)
+
+
+class _Slot:
+    """Book-keeping for one game in the batch."""
+
+    __slots__ = ("index", "state", "rng", "seats", "agents", "start", "length", "steps", "last_step",
+                 "transcript", "pending", "done", "returns", "forfeit")
+
+    def __init__(self, index: int, state: State, rng: np.random.Generator, seats: list[int],
+                 agents: list[Agent], record: bool) -> None:
+        self.index, self.state, self.rng, self.seats, self.agents = index, state, rng, seats, agents
+        self.start = time.perf_counter()
+        self.length = 0
+        self.steps: list[Step] | None = [] if record else None
+        self.last_step: dict[int, tuple[int, float]] = {}
+        self.transcript: list[str] | None = [] if record else None
+        self.pending: dict[int, Any] = {}
+        self.done = False
+        self.returns: list[float] | None = None
+        self.forfeit: Forfeit | None = None
+
+
+def play_games(
+    game: Game,
+    agents: Sequence[Agent],
+    num_games: int = 1,
+    seed: int = 0,
+    rotate_seats: bool = False,
+    timeout: float | None = None,
+    record: bool = False,
+    batch_size: int | None = None,
+    first_index: int = 0,
+    indices: Sequence[int] | None = None,
+    on_result: Callable[[GameResult], None] | None = None,
+) -> list[GameResult]:
+    """Play ``num_games`` games (or the given game ``indices``) and return one result each.
+
+    ``agents[k]`` plays seat ``k`` (rotated per game when ``rotate_seats``). ``timeout`` is the
+    seconds an agent's ``act_batch`` call may take before all its games in that call are
+    forfeited and the agent is dropped from the rest of the run. ``record`` keeps trajectories
+    (observations, actions, log-probs, rewards) and a text transcript per game. ``on_result``
+    is called as each game finishes (the run store commits there).
+    """
+    n = game.spec.num_players
+    if len(agents) != n:
+        raise ArenaError(f"game '{game.spec.full_name}' needs {n} agents, got {len(agents)}")
+    todo = list(indices) if indices is not None else list(range(first_index, first_index + num_games))
+    batch_size = batch_size or max(1, len(todo))
+    results: list[GameResult] = []
+    hung: set[int] = set()
+    for start in range(0, len(todo), batch_size):
+        chunk = todo[start:start + batch_size]
+        results += _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result)
+    return results
+
+
+def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], seed: int, rotate: bool,
+                timeout: float | None, record: bool, hung: set[int],
+                on_result: Callable[[GameResult], None] | None) -> list[GameResult]:
+    n = game.spec.num_players
+    name = game.spec.full_name
+    slots: list[_Slot] = []
+    for i in indices:
+        rng = game_rng(seed, i)
+        state = game.new_initial_state(seed=int(rng.integers(2**31)))
+        order = seat_order(n, i, rotate)
+        slot = _Slot(i, state, rng, order, [agents[k] for k in order], record)
+        for p, agent in enumerate(slot.agents):
+            agent.game_started(i, p)
+        slots.append(slot)
+    finished: dict[int, GameResult] = {}
+    active = list(slots)
+    while active:
+        batches: dict[int, list[tuple[_Slot, int, Observation]]] = {}
+        for slot in active:
+            s = slot.state
+            sample_chance(s, slot.rng)
+            if s.is_terminal():
+                continue
+            for p in s.acting_players():
+                if p in slot.pending:
+                    continue
+                agent = slot.agents[p]
+                batches.setdefault(id(agent), []).append((slot, p, Observation(s, p, slot.rng, name)))
+        for decisions in batches.values():
+            agent = decisions[0][0].agents[decisions[0][1]]
+            _decide(agent, decisions, timeout, hung, record)
+        for slot in active:
+            s = slot.state
+            if not slot.done and s.is_simultaneous_node() and slot.pending and \
+                    all(p in slot.pending for p in s.acting_players()):
+                joint = [slot.pending.get(p, 0) for p in range(n)]
+                slot.pending = {}
+                s.apply_actions(joint)
+            if not slot.done:
+                sample_chance(s, slot.rng)
+                if s.is_terminal():
+                    slot.done = True
+                    slot.returns = [float(x) for x in s.returns()]
+        still = []
+        for slot in active:
+            if slot.done:
+                res = _finish(game, slot, seed)
+                finished[slot.index] = res
+                if on_result is not None:
+                    on_result(res)
+            else:
+                still.append(slot)
+        active = still
+    return [finished[i] for i in indices]
+
+
+def _decide(agent: Agent, decisions: list[tuple[_Slot, int, Observation]], timeout: float | None,
+            hung: set[int], record: bool) -> None:
+    """One ``act_batch`` call for one agent; apply its actions or forfeit its games."""
+    observations = [d[2] for d in decisions]
+    if id(agent) in hung:
+        for slot, p, _ in decisions:
+            _forfeit(slot, p, agent, "agent timed out earlier in this run")
+        return
+    try:
+        actions, infos = _call(agent, observations, timeout)
+        if len(actions) != len(observations):
+            raise ArenaError(f"act_batch returned {len(actions)} actions for {len(observations)} observations")
+    except TimeoutError:
+        hung.add(id(agent))
+        for slot, p, _ in decisions:
+            _forfeit(slot, p, agent, f"timeout: no answer within {timeout}s")
+        return
+    except Exception as exc:
+        reason = "exception: " + traceback.format_exception_only(type(exc), exc)[-1].strip()
+        for slot, p, _ in decisions:
+            _forfeit(slot, p, agent, reason)
+        return
+    for (slot, p, obs), action, info in zip(decisions, actions, infos):
+        if slot.done:
+            continue
+        problem = _check_action(obs, action)
+        if problem:
+            _forfeit(slot, p, agent, problem)
+            continue
+        if isinstance(action, np.integer):
+            action = int(action)
+        if record:
+            _record(slot, p, obs, action, info, agent)
+        slot.length += 1
+        if slot.state.is_simultaneous_node():
+            slot.pending[p] = action
+        else:
+            slot.state.apply_action(action)
+
+
+def _call(agent: Agent, observations: list[Observation], timeout: float | None) -> tuple[list, list[dict]]:
+    if timeout is None:
+        return agent.act_batch_info(observations)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["out"] = agent.act_batch_info(observations)
+        except BaseException as exc:  # handed back to the caller's thread
+            box["err"] = exc
+
+    worker = threading.Thread(target=target, daemon=True, name=f"arena-agent-{agent.name}")
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise TimeoutError
+    if "err" in box:
+        raise box["err"]
+    return box["out"]
+
+
+def _check_action(obs: Observation, action: Any) -> str | None:
+    if obs.decision == "text":
+        if not isinstance(action, str):
+            return f"illegal action: expected text at a text decision, got {action!r}"
+        if len(action) > obs.max_text_length:
+            return f"illegal action: text of {len(action)} characters exceeds the limit {obs.max_text_length}"
+        return None
+    if isinstance(action, (bool, str)) or not isinstance(action, (int, np.integer)) or int(action) not in obs.legal_actions:
+        return f"illegal action {action!r}; legal: {obs.legal_actions}"
+    return None
+
+
+def _record(slot: _Slot, p: int, obs: Observation, action: Any, info: dict, agent: Agent) -> None:
+    returns = slot.state.returns() if not slot.state.is_chance_node() else None
+    if p in slot.last_step and returns is not None:
+        k, before = slot.last_step[p]
+        slot.steps[k].reward = float(returns[p]) - before
+    label = action if isinstance(action, str) else obs.label_of(int(action))
+    slot.transcript.append(f"player {p} ({agent.name}): {label}")
+    obs.freeze()
+    slot.steps.append(Step(p, obs, action, info.get("log_prob"), 0.0, {k: v for k, v in info.items() if k != "log_prob"}))
+    slot.last_step[p] = (len(slot.steps) - 1, float(returns[p]) if returns is not None else 0.0)
+
+
+def _forfeit(slot: _Slot, p: int, agent: Agent, reason: str) -> None:
+    if slot.done:
+        return
+    slot.done = True
+    slot.forfeit = Forfeit(p, agent.name, reason)
+    slot.returns = None
+
+
+def _finish(game: Game, slot: _Slot, seed: int) -> GameResult:
+    if slot.forfeit is not None:
+        returns = slot.state.forfeit_returns(slot.forfeit.player, game.spec)
+    else:
+        returns = slot.returns or [float(x) for x in slot.state.returns()]
+    trajectory = None
+    if slot.steps is not None:
+        for p, (k, before) in slot.last_step.items():
+            slot.steps[k].reward = float(returns[p]) - before
+        trajectory = Trajectory(slot.index, seed, [a.name for a in slot.agents], slot.steps, list(returns))
+        if slot.forfeit is not None:
+            slot.transcript.append(f"player {slot.forfeit.player} forfeits: {slot.forfeit.reason}")
+        slot.transcript.append(f"result: {returns}")
+    name = game.spec.full_name
+    for p, agent in enumerate(slot.agents):
+        agent.game_finished(slot.index, p, returns, Observation(slot.state, p, slot.rng, name))
+    info = slot.state.outcome_info() if slot.forfeit is None else {}
+    return GameResult(
+        index=slot.index, seed=seed, seats=[a.name for a in slot.agents], returns=list(returns),
+        length=slot.length, duration=time.perf_counter() - slot.start, forfeit=slot.forfeit,
+        trajectory=trajectory, transcript=slot.transcript, info=info,
+    )

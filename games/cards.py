@@ -1,0 +1,170 @@
+"""Card and dice games on OpenSpiel's implementations: Kuhn poker (2+ players), Leduc hold'em
+and Liar's dice.
+
+Rules, chance and info-state keys are OpenSpiel's (so policies keyed here evaluate in
+OpenSpiel); this module adds renderings and action labels a person or an LLM can act on.
+"""
+from __future__ import annotations
+
+import re
+
+from arena.adapters.openspiel import OpenSpielGame, OpenSpielState
+from arena.game import GameEntry
+from arena.hookspecs import hookimpl
+
+RANKS = ["Jack", "Queen", "King", "Ace", "Ten", "Nine"]
+
+
+def _seat(me: int, who: int, n: int) -> str:
+    if who == me:
+        return "you"
+    return "your opponent" if n == 2 else f"player {who}"
+
+
+# -- Kuhn poker ---------------------------------------------------------------------------------
+class KuhnState(OpenSpielState):
+    """History: one dealt card per player, then pass(0)/bet(1) moves."""
+
+    def _moves(self) -> list[int]:
+        return self._s.history()[self.num_players():]
+
+    def action_label(self, player: int, action: int) -> str:
+        facing_bet = 1 in self._moves()
+        if facing_bet:
+            return "call" if action == 1 else "fold"
+        return "bet" if action == 1 else "check"
+
+    def observation_text(self, player: int) -> str:
+        n = self.num_players()
+        hist = self._s.history()
+        lines = []
+        if len(hist) > player:
+            lines.append(f"You are player {player} of {n}. You hold the {RANKS[hist[player]]}.")
+        else:
+            lines.append(f"You are player {player} of {n}. The cards are being dealt.")
+        said, facing = [], False
+        for i, a in enumerate(self._moves()):
+            who = _seat(player, i % n, n)
+            word = ("calls" if a else "folds") if facing else ("bets" if a else "checks")
+            said.append(f"{who} {word}".replace("you calls", "you call").replace("you folds", "you fold")
+                        .replace("you bets", "you bet").replace("you checks", "you check"))
+            facing = facing or a == 1
+        if said:
+            lines.append("So far: " + ", ".join(said) + ".")
+        pot = n + sum(self._moves())
+        lines.append(f"Pot: {pot} chips (ante 1 each; a bet or call adds 1).")
+        if self.is_terminal():
+            cards = ", ".join(f"{_seat(player, q, n)}: {RANKS[hist[q]]}" for q in range(n))
+            lines.append(f"Showdown/result — {cards}. Your return: {self.returns()[player]:+g}.")
+        elif self.current_player() == player:
+            lines.append("Legal: " + ", ".join(self.action_label(player, a) for a in self.legal_actions(player)) + ".")
+        return " ".join(lines)
+
+
+class KuhnPoker(OpenSpielGame):
+    state_class = KuhnState
+
+    def __init__(self, players: int = 2) -> None:
+        params = {} if players == 2 else {"players": players}
+        super().__init__("kuhn_poker", params, arena_name="kuhn_poker",
+                         description=f"Kuhn poker, {players} players: one card each from {players + 1}, "
+                                     "one betting round of check/bet, call/fold")
+
+
+# -- Leduc hold'em ------------------------------------------------------------------------------
+_LEDUC_LABELS = {0: "fold", 1: "call", 2: "raise"}
+_INFO_RE = re.compile(r"\[(\w+)(?::| ) ?([^\]]*)\]")
+
+
+class LeducState(OpenSpielState):
+    def _fields(self, player: int) -> dict[str, str]:
+        return {k: v for k, v in _INFO_RE.findall(self._s.information_state_string(player))}
+
+    def action_label(self, player: int, action: int) -> str:
+        if action == 1:
+            fields = self._fields(player)
+            rnd = fields.get("Round", "1")
+            seq = fields.get(f"Round{rnd}", "").split()
+            facing = "2" in seq
+            return "call" if facing else "check"
+        return _LEDUC_LABELS[action]
+
+    def observation_text(self, player: int) -> str:
+        f = self._fields(player)
+        card = int(f.get("Private", "-1")) if f.get("Private", "-1").lstrip("-").isdigit() else -1
+        lines = [f"You are player {player}."]
+        if card >= 0:
+            lines.append(f"You hold a {RANKS[card // 2]} (suit {card % 2 + 1}).")
+        public = f.get("Public")
+        if public is not None and public.strip().lstrip("-").isdigit() and int(public) >= 0:
+            lines.append(f"Board: {RANKS[int(public) // 2]} (suit {int(public) % 2 + 1}).")
+        else:
+            lines.append("Board: not dealt yet.")
+        names = {"0": "fold", "1": "check/call", "2": "raise"}
+        for rnd in ("1", "2"):
+            seq = f.get(f"Round{rnd}", "").split()
+            if seq:
+                lines.append(f"Round {rnd} betting: " + ", ".join(names.get(a, a) for a in seq) + ".")
+        lines.append(f"Pot: {f.get('Pot', '?')}. Raise size: {'2' if f.get('Round', '1') == '1' else '4'}.")
+        if self.is_terminal():
+            lines.append(f"Game over. Your return: {self.returns()[player]:+g}.")
+        elif self.current_player() == player:
+            lines.append("Legal: " + ", ".join(self.action_label(player, a) for a in self.legal_actions(player)) + ".")
+        return " ".join(lines)
+
+
+class LeducPoker(OpenSpielGame):
+    state_class = LeducState
+
+    def __init__(self, players: int = 2) -> None:
+        params = {} if players == 2 else {"players": players}
+        super().__init__("leduc_poker", params, arena_name="leduc_poker",
+                         description="Leduc hold'em: 6-card deck, private card, one public card, two betting rounds")
+
+
+# -- Liar's dice --------------------------------------------------------------------------------
+class LiarsDiceState(OpenSpielState):
+    def _sides(self) -> int:
+        return int(self.game.spec.params.get("dice_sides", 6))
+
+    def action_label(self, player: int, action: int) -> str:
+        label = self._s.action_to_string(player, action)
+        return "liar" if label == "Liar" else label
+
+    def observation_text(self, player: int) -> str:
+        parts = self._s.information_state_string(player).split()
+        sides = self._sides()
+        dice = [p for p in parts if p.isdigit()]
+        bids = [p for p in parts if "-" in p]
+        lines = [f"You are player {player}. Your dice: {', '.join(dice) if dice else 'not rolled yet'}."]
+        lines.append(f"A bid q-f claims at least q dice in play show face f; {sides}s are wild.")
+        if bids:
+            lines.append("Bids so far: " + ", ".join(bids) + ".")
+        if parts and parts[-1] == "Liar":
+            lines.append("Someone called liar.")
+        if self.is_terminal():
+            lines.append(f"Game over. Your return: {self.returns()[player]:+g}.")
+        elif self.current_player() == player:
+            legal = [self.action_label(player, a) for a in self.legal_actions(player)]
+            shown = legal if len(legal) <= 12 else legal[:11] + ["...", legal[-1]]
+            lines.append("Legal: " + ", ".join(shown) + ".")
+        return " ".join(lines)
+
+
+class LiarsDice(OpenSpielGame):
+    state_class = LiarsDiceState
+
+    def __init__(self, numdice: int = 1, dice_sides: int = 6) -> None:
+        params = {k: v for k, v in {"numdice": numdice, "dice_sides": dice_sides}.items()
+                  if v != {"numdice": 1, "dice_sides": 6}[k]}
+        super().__init__("liars_dice", params, arena_name="liars_dice",
+                         description="Liar's dice, 2 players: bid on the dice in play or call liar")
+
+
+@hookimpl
+def arena_games() -> list[GameEntry]:
+    return [
+        GameEntry("kuhn_poker", KuhnPoker, "Kuhn poker (2 or more players), on OpenSpiel", {"players": 2}),
+        GameEntry("leduc_poker", LeducPoker, "Leduc hold'em, on OpenSpiel", {"players": 2}),
+        GameEntry("liars_dice", LiarsDice, "Liar's dice, on OpenSpiel", {"numdice": 1, "dice_sides": 6}),
+    ]

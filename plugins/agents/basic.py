@@ -1,0 +1,58 @@
+"""Baseline agents: ``random`` (uniform over legal moves) and ``fixed`` (a tabular policy file)."""
+from __future__ import annotations
+
+from typing import Mapping
+
+from arena.agent import AgentEntry, Observation, PolicyAgent
+from arena.errors import ArenaError
+from arena.game import Game, parse_game_name
+from arena.hookspecs import hookimpl
+from arena.policy import TabularPolicy
+
+
+class RandomAgent(PolicyAgent):
+    """Uniform over legal actions; at text decisions, says nothing of note."""
+
+    name = "random"
+
+    def policy(self, obs: Observation) -> Mapping[int, float]:
+        p = 1.0 / len(obs.legal_actions)
+        return {a: p for a in obs.legal_actions}
+
+    def act(self, obs: Observation):
+        if obs.decision == "text":
+            return "..."
+        return obs.legal_actions[int(obs.rng.integers(len(obs.legal_actions)))]
+
+
+class FixedPolicyAgent(PolicyAgent):
+    """Plays a saved tabular policy; unseen info states fall back to uniform (``strict`` raises)."""
+
+    name = "fixed"
+
+    def __init__(self, policy: TabularPolicy, strict: bool = False) -> None:
+        self.table = policy
+        self.strict = strict
+
+    def policy(self, obs: Observation) -> Mapping[int, float]:
+        probs = self.table.get(obs.info_state)
+        if probs is None:
+            if self.strict:
+                raise ArenaError(f"policy has no entry for info state {obs.info_state!r}")
+            return {a: 1.0 / len(obs.legal_actions) for a in obs.legal_actions}
+        return {a: probs.get(a, 0.0) for a in obs.legal_actions}
+
+
+def make_fixed(game: Game, path: str, strict: bool = False) -> FixedPolicyAgent:
+    policy = TabularPolicy.load(path)
+    if policy.game and parse_game_name(policy.game) != parse_game_name(game.spec.full_name):
+        raise ArenaError(f"policy file {path} is for game '{policy.game}', not '{game.spec.full_name}'")
+    return FixedPolicyAgent(policy, strict)
+
+
+@hookimpl
+def arena_agents() -> list[AgentEntry]:
+    return [
+        AgentEntry("random", lambda game: RandomAgent(), "uniformly random legal moves"),
+        AgentEntry("fixed", make_fixed, "a tabular policy from a JSON file", {"path": None, "strict": False}),
+    ]

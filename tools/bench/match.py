@@ -1,0 +1,72 @@
+"""``arena bench match``: random-vs-random Kuhn poker games per second through arena's batched
+runner, against the loop a user would otherwise write — a plain PettingZoo loop over shimmy's
+OpenSpiel→AEC env — measured in the same process."""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from arena.cli_api import Benchmark
+from arena.hookspecs import hookimpl
+
+
+def shimmy_loop(game_name: str, games: int, seed: int = 0) -> float:
+    """Seconds for ``games`` random games through shimmy's OpenSpiel AEC env."""
+    import pyspiel
+    from shimmy import OpenSpielCompatibilityV0
+
+    env = OpenSpielCompatibilityV0(game=pyspiel.load_game(game_name))
+    rng = np.random.default_rng(seed)
+    start = time.perf_counter()
+    for g in range(games):
+        env.reset(seed=seed + g)
+        for agent in env.agent_iter():
+            obs, reward, term, trunc, info = env.last()
+            if term or trunc:
+                action = None
+            else:
+                mask = info.get("action_mask") if isinstance(info, dict) and "action_mask" in info else obs["action_mask"]
+                action = int(rng.choice(np.flatnonzero(mask)))
+            env.step(action)
+    return time.perf_counter() - start
+
+
+def arena_runner(game_name: str, games: int, seed: int = 0, batch_size: int | None = None) -> float:
+    import arena
+
+    game = arena.load_game(game_name)
+    agents = [arena.load_agent("random", game) for _ in range(game.spec.num_players)]
+    start = time.perf_counter()
+    arena.play(game, agents, games=games, seed=seed, batch_size=batch_size)
+    return time.perf_counter() - start
+
+
+def run(args: argparse.Namespace) -> dict:
+    arena_runner(args.game, 200)  # warm-up: imports, registry
+    shimmy_loop(args.game, 20)
+    t_arena = min(arena_runner(args.game, args.games, seed=r) for r in range(args.repeats))
+    t_shimmy = min(shimmy_loop(args.game, args.baseline_games, seed=r) for r in range(args.repeats))
+    arena_gps = args.games / t_arena
+    shimmy_gps = args.baseline_games / t_shimmy
+    return {
+        "game": args.game,
+        "arena_games_per_second": round(arena_gps, 1),
+        "shimmy_aec_games_per_second": round(shimmy_gps, 1),
+        "speedup_vs_shimmy": round(arena_gps / shimmy_gps, 2),
+        "arena_games": args.games,
+        "shimmy_games": args.baseline_games,
+    }
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game", default="kuhn_poker")
+    p.add_argument("--games", type=int, default=20000, help="games through arena's runner")
+    p.add_argument("--baseline-games", type=int, default=2000, help="games through the shimmy loop")
+    p.add_argument("--repeats", type=int, default=3, help="best of N timings")
+
+
+@hookimpl
+def arena_benchmarks() -> list[Benchmark]:
+    return [Benchmark("match", "random-vs-random games/s: arena runner vs shimmy OpenSpiel AEC loop", run, add_arguments)]
