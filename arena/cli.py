@@ -189,10 +189,13 @@ def _match_run(args: argparse.Namespace) -> int:
     results = play_games(game, agents, num_games=cfg.games, seed=cfg.seed, rotate_seats=cfg.rotate_seats,
                          timeout=cfg.timeout, batch_size=cfg.batch_size)
     summary = summarize(results, [a.name for a in agents])
+    report = {"game": game.spec.full_name, "games": cfg.games, "seed": cfg.seed, "agents": summary,
+              "results": [{"index": r.index, "seats": r.seats, "returns": r.returns,
+                           "forfeit": r.forfeit.__dict__ if r.forfeit else None} for r in results]}
+    if cfg.out:
+        write_json_atomic(cfg.out, report)
     if args.json:
-        emit_json({"game": game.spec.full_name, "games": cfg.games, "seed": cfg.seed, "agents": summary,
-                   "results": [{"index": r.index, "seats": r.seats, "returns": r.returns,
-                                "forfeit": r.forfeit.__dict__ if r.forfeit else None} for r in results]})
+        emit_json(report)
         return 0
     from rich.table import Table
 
@@ -206,6 +209,20 @@ def _match_run(args: argparse.Namespace) -> int:
         if r.forfeit:
             print(f"game {r.index}: {r.forfeit.agent} (seat {r.forfeit.player}) forfeited — {r.forfeit.reason}")
     return 0
+
+
+def write_json_atomic(path: str, data: Any) -> None:
+    """Write via a temp file and rename, so an interrupted run never leaves half a file."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(data, fh, indent=2, default=str)
+    os.replace(tmp, target)
 
 
 def _dedupe_names(agents: list) -> None:

@@ -51,7 +51,10 @@ def load_agent(spec: Any, game: Game, **params: Any) -> Agent:
     label = parsed.pop("label", None)
     entry = get_registry().get("agent", name)
     _check_params("agent", name, entry.factory, parsed, entry.params, skip=1)
-    agent = entry.factory(game, **parsed)
+    try:
+        agent = entry.factory(game, **parsed)
+    except ArenaError as exc:
+        raise type(exc)(f"agent '{name}': {exc}") from None
     agent.name = label or (name if not parsed else f"{name}({','.join(f'{k}={v}' for k, v in sorted(parsed.items()))})")
     return agent
 

@@ -191,7 +191,7 @@ def _decide(agent: Agent, decisions: list[tuple[_Slot, int, Observation]], timeo
     observations = [d[2] for d in decisions]
     if id(agent) in hung:
         for slot, p, _ in decisions:
-            _forfeit(slot, p, agent, "agent timed out earlier in this run")
+            _forfeit(slot, p, agent, "timeout: the agent hung earlier in this run and was dropped")
         return
     try:
         actions, infos = _call(agent, observations, timeout)
