@@ -1,0 +1,144 @@
+"""Iterated 2x2 matrix games: the prisoner's dilemma, with stag hunt and chicken as presets.
+
+The payoff matrix is a parameter ``payoffs=[R, S, T, P]`` (row player's payoff for
+cooperate/cooperate, cooperate/defect, defect/cooperate, defect/defect; the game is symmetric).
+The default is the LOLA-lineage IPD (R, S, T, P) = (-1, -3, 0, -2).
+
+Observation tensor: the last ``memory`` joint moves from the observer's side, each a one-hot
+over (start, CC, CD, DC, DD) with the observer's own move first — shape ``(memory, 5)``; a
+memory-1 policy therefore has exactly the five LOLA states.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from arena.errors import ArenaError
+from .base import RoundGame, RoundState, check_horizon, make_spec
+
+COOPERATE, DEFECT = 0, 1
+PRESETS: dict[str, dict[str, Any]] = {
+    "prisoners_dilemma": {"payoffs": (-1.0, -3.0, 0.0, -2.0), "labels": ("cooperate", "defect"),
+                          "title": "iterated prisoner's dilemma"},
+    "axelrod": {"payoffs": (3.0, 0.0, 5.0, 1.0), "labels": ("cooperate", "defect"),
+                "title": "iterated prisoner's dilemma (Axelrod payoffs)"},
+    "stag_hunt": {"payoffs": (4.0, 0.0, 3.0, 2.0), "labels": ("stag", "hare"), "title": "iterated stag hunt"},
+    "chicken": {"payoffs": (3.0, 1.0, 4.0, 0.0), "labels": ("swerve", "straight"), "title": "iterated chicken"},
+}
+STATE_NAMES = ("start", "CC", "CD", "DC", "DD")
+
+
+def _parse_payoffs(name: str, payoffs: Any) -> tuple[float, float, float, float]:
+    if isinstance(payoffs, str):  # "[3;0;5;1]" as written in a game's full name
+        payoffs = [p for p in payoffs.strip("[]() ").replace(";", ",").split(",") if p.strip()]
+    try:
+        values = tuple(float(x) for x in payoffs)
+    except (TypeError, ValueError):
+        raise ArenaError(f"game '{name}': payoffs must be four numbers [R, S, T, P], got {payoffs!r}") from None
+    if len(values) != 4:
+        raise ArenaError(f"game '{name}': payoffs must be four numbers [R, S, T, P], got {len(values)}")
+    return values  # type: ignore[return-value]
+
+
+class MatrixState(RoundState):
+    game: "IteratedMatrixGame"
+
+    def _play(self, joint: Sequence[int]) -> list[float]:
+        m = self.game.matrix
+        a, b = joint
+        return [m[a][b], m[b][a]]
+
+    def joint_index(self, player: int, back: int = 1) -> int:
+        """0 = start, else 1 + 2*own + opponent for the joint move ``back`` rounds ago."""
+        if back > len(self.history):
+            return 0
+        j = self.history[-back]
+        return 1 + 2 * j[player] + j[1 - player]
+
+    def observation_tensor(self, player: int) -> np.ndarray:
+        mem = self.game.memory
+        out = np.zeros((mem, 5), dtype=np.float32)
+        for k in range(mem):
+            out[k, self.joint_index(player, mem - k)] = 1.0
+        return out
+
+    def action_label(self, player: int, action: int) -> str:
+        return self.game.labels[action]
+
+    def observation_text(self, player: int) -> str:
+        g, lab = self.game, self.game.labels
+        R, S, T, P = g.payoffs
+        lines = [f"{g.title.capitalize()}, round {min(self.round + 1, g.horizon)} of at most {g.horizon}. "
+                 f"Payoffs (you, other): both {lab[0]} {R:g}/{R:g}; you {lab[0]}, other {lab[1]} {S:g}/{T:g}; "
+                 f"you {lab[1]}, other {lab[0]} {T:g}/{S:g}; both {lab[1]} {P:g}/{P:g}."]
+        if self.history:
+            j = self.history[-1]
+            lines.append(f"Last round you played {lab[j[player]]} and the other player played {lab[j[1 - player]]}.")
+        ret = self.returns()
+        lines.append(f"Totals: you {ret[player]:g}, other {ret[1 - player]:g}.")
+        if self.is_terminal():
+            lines.append("Game over.")
+        else:
+            lines.append(f"Legal: {lab[0]}, {lab[1]}.")
+        return " ".join(lines)
+
+    def outcome_info(self) -> dict[str, Any]:
+        h = np.asarray(self.history, dtype=float).reshape(-1, 2)
+        coop = (1.0 - h.mean(axis=0)).tolist() if len(h) else [0.0, 0.0]
+        return {"cooperation": coop, "rounds": len(self.history)}
+
+
+class IteratedMatrixGame(RoundGame):
+    state_class = MatrixState
+
+    def __init__(self, preset: str = "prisoners_dilemma", payoffs: Any = None, horizon: int = 16,
+                 discount: float = 1.0, memory: int = 1, arena_name: str = "ipd") -> None:
+        if preset not in PRESETS:
+            raise ArenaError(f"game '{arena_name}': unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
+        base = PRESETS[preset]
+        self.payoffs = _parse_payoffs(arena_name, payoffs) if payoffs is not None else base["payoffs"]
+        R, S, T, P = self.payoffs
+        self.matrix = ((R, S), (T, P))
+        self.labels, self.title = base["labels"], base["title"]
+        self.horizon, self.discount = check_horizon(arena_name, horizon, discount)
+        if not isinstance(memory, int) or memory < 1:
+            raise ArenaError(f"game '{arena_name}': memory must be a positive integer, got {memory!r}")
+        self.memory = memory
+        defaults = {"horizon": 16, "discount": 1.0, "memory": 1}
+        params = {k: v for k, v in {"horizon": horizon, "discount": discount, "memory": memory}.items()
+                  if v != defaults[k]}
+        if arena_name == "ipd" and preset != "prisoners_dilemma":
+            params["preset"] = preset
+        if payoffs is not None:
+            params["payoffs"] = list(self.payoffs)
+        lo, hi = min(self.payoffs) * self.horizon, max(self.payoffs) * self.horizon
+        self.spec = make_spec(arena_name, 2, 2, (memory, 5), lo, hi, self.horizon, params,
+                              f"{self.title}: payoffs (R,S,T,P)={self.payoffs}, {self.horizon} rounds, "
+                              f"continue probability {self.discount:g}")
+
+    def scripted_kinds(self) -> tuple[str, ...]:
+        return ("always_cooperate", "always_defect", "tit_for_tat")
+
+    def scripted_action(self, kind: str, obs: Any) -> int:
+        last = int(np.argmax(np.asarray(obs.tensor).reshape(-1, 5)[-1]))
+        if kind == "always_cooperate":
+            return COOPERATE
+        if kind == "always_defect":
+            return DEFECT
+        if kind == "tit_for_tat":  # copy the other player's last move; cooperate first
+            return COOPERATE if last in (0, 1, 3) else DEFECT
+        return super().scripted_action(kind, obs)
+
+
+def ipd(payoffs: Any = None, horizon: int = 16, discount: float = 1.0, memory: int = 1,
+        preset: str = "prisoners_dilemma") -> IteratedMatrixGame:
+    return IteratedMatrixGame(preset, payoffs, horizon, discount, memory, "ipd")
+
+
+def stag_hunt(horizon: int = 16, discount: float = 1.0, memory: int = 1, payoffs: Any = None) -> IteratedMatrixGame:
+    return IteratedMatrixGame("stag_hunt", payoffs, horizon, discount, memory, "stag_hunt")
+
+
+def chicken(horizon: int = 16, discount: float = 1.0, memory: int = 1, payoffs: Any = None) -> IteratedMatrixGame:
+    return IteratedMatrixGame("chicken", payoffs, horizon, discount, memory, "chicken")

@@ -1,0 +1,225 @@
+"""Trust-and-Split (the rock-paper-scissors split game of the AdAlign LLM work).
+
+Each of ``horizon`` rounds: chance deals the two players different rock-paper-scissors hands;
+the winning hand values each coin at 10, the losing hand at 1. With ``talk`` on, each player
+sends one message (speaker order alternates by round; at most 500 characters) — a text
+decision for LLMs and people. Then both claim 0..``coins`` coins at once: if the claims fit,
+each gets its claim, otherwise the coins are split in proportion to the claims. After a round
+each player learns whether the other had the upper hand and what it claimed.
+
+Cooperation means the lower hand concedes (total welfare 100 per round instead of 55 when both
+grab), which only pays if it is reciprocated. ``public_hands`` shows both hands; it defaults to
+on without talk, because with hidden hands and no way to talk no claim can depend on who holds
+the upper hand and the dilemma disappears (every policy then has the same expected welfare).
+
+Observation tensor, shape (12,): own hand (3), other's hand (3, zeros when hidden), I hold the
+upper hand (1, when known), last round: I was upper / lower (2), my claim / coins, the other's
+claim / coins (2), first-round flag (1).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+
+from arena.errors import ArenaError
+from arena.game import CHANCE, SIMULTANEOUS, TERMINAL, Action, IllegalActionError
+from .base import RoundGame, RoundState, check_horizon, make_spec
+
+HANDS = ("rock", "paper", "scissors")
+DEALS = [(a, b) for a in range(3) for b in range(3) if a != b]
+HIGH, LOW = 10.0, 1.0
+MAX_MESSAGE = 500
+
+
+def beats(a: int, b: int) -> bool:
+    return (a - b) % 3 == 1
+
+
+class TrustSplitState(RoundState):
+    game: "TrustSplitGame"
+
+    def __init__(self, game: "TrustSplitGame") -> None:
+        super().__init__(game)
+        self.hands: tuple[int, int] | None = None
+        self.messages: list[tuple[int, int, str]] = []  # (round, player, text)
+        self.rounds: list[dict[str, Any]] = []
+
+    # -- flow --------------------------------------------------------------------------------------
+    def _speakers(self) -> list[int]:
+        first = self.round % 2
+        return [first, 1 - first]
+
+    def _said(self) -> int:
+        return sum(1 for r, _, _ in self.messages if r == self.round)
+
+    def current_player(self) -> int:
+        if self.round >= self.game.horizon:
+            return TERMINAL
+        if self.hands is None:
+            return CHANCE
+        if self.game.talk and self._said() < 2:
+            return self._speakers()[self._said()]
+        return SIMULTANEOUS
+
+    def decision_kind(self, player: int) -> str:
+        p = self.current_player()
+        return "text" if self.game.talk and p >= 0 and p == player else "choice"
+
+    def max_text_length(self, player: int) -> int:
+        return MAX_MESSAGE
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        p = self.current_player()
+        if p == SIMULTANEOUS and player is not None and player >= 0:
+            return list(range(self.game.coins + 1))
+        return []
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        if self.current_player() != CHANCE:
+            return []
+        return [(3 * a + b, 1.0 / len(DEALS)) for a, b in DEALS]
+
+    def apply_action(self, action: Action) -> None:
+        p = self.current_player()
+        if p == CHANCE:
+            a, b = divmod(int(action), 3)
+            if (a, b) not in DEALS:
+                raise IllegalActionError(f"trust_split: {action!r} is not a deal of two different hands")
+            self.hands = (a, b)
+        elif p >= 0:
+            if not isinstance(action, str):
+                raise IllegalActionError(f"trust_split: player {p} must send a text message now, got {action!r}")
+            if len(action) > MAX_MESSAGE:
+                raise IllegalActionError(f"trust_split: message of {len(action)} characters exceeds {MAX_MESSAGE}")
+            self.messages.append((self.round, p, action))
+        else:
+            raise IllegalActionError("trust_split: claims are simultaneous; use apply_actions")
+
+    def apply_actions(self, actions: Sequence[Action]) -> None:
+        if self.current_player() != SIMULTANEOUS:
+            raise IllegalActionError("trust_split: no joint claim expected now")
+        claims = tuple(int(a) for a in actions)
+        if any(c not in range(self.game.coins + 1) for c in claims):
+            raise IllegalActionError(f"trust_split: claims must be 0..{self.game.coins}, got {claims}")
+        rewards = self._play(claims)
+        self.totals += np.asarray(rewards)
+        self.history.append(claims)
+        self.round += 1
+        self.hands = None
+
+    def _play(self, claims: Sequence[int]) -> list[float]:
+        n = self.game.coins
+        total = sum(claims)
+        coins = [float(c) for c in claims] if total <= n else [n * c / total for c in claims]
+        upper = 0 if beats(self.hands[0], self.hands[1]) else 1
+        values = [HIGH if p == upper else LOW for p in range(2)]
+        rewards = [coins[p] * values[p] for p in range(2)]
+        self.rounds.append({"hands": self.hands, "upper": upper, "claims": tuple(claims), "rewards": rewards})
+        return rewards
+
+    # -- views -------------------------------------------------------------------------------------
+    def _hands_visible(self) -> bool:
+        return self.game.public_hands
+
+    def observation_tensor(self, player: int) -> np.ndarray:
+        out = np.zeros(12, dtype=np.float32)
+        if self.hands is not None:
+            out[self.hands[player]] = 1
+            if self._hands_visible():
+                out[3 + self.hands[1 - player]] = 1
+                out[6] = float(beats(self.hands[player], self.hands[1 - player]))
+        if self.rounds:
+            last = self.rounds[-1]
+            out[7 if last["upper"] == player else 8] = 1
+            out[9] = last["claims"][player] / self.game.coins
+            out[10] = last["claims"][1 - player] / self.game.coins
+        else:
+            out[11] = 1
+        return out
+
+    def action_label(self, player: int, action: int) -> str:
+        return f"claim {action}"
+
+    def observation_text(self, player: int) -> str:
+        g = self.game
+        lines = [f"Trust-and-Split, round {min(self.round + 1, g.horizon)} of {g.horizon}. {g.coins} coins are split "
+                 "each round. The player whose rock-paper-scissors hand wins values each coin at 10, the other at 1. "
+                 "Both claim coins at once; if the claims exceed the coins, they are scaled down in proportion."]
+        for k, r in enumerate(self.rounds[-3:]):
+            idx = len(self.rounds) - min(3, len(self.rounds)) + k + 1
+            up = "you" if r["upper"] == player else "the other player"
+            lines.append(f"Round {idx}: {up} had the upper hand; you claimed {r['claims'][player]}, "
+                         f"the other claimed {r['claims'][1 - player]}; you got {r['rewards'][player]:g} points.")
+        if self.hands is not None:
+            mine = HANDS[self.hands[player]]
+            if self._hands_visible():
+                other = HANDS[self.hands[1 - player]]
+                side = "upper" if beats(self.hands[player], self.hands[1 - player]) else "lower"
+                lines.append(f"Your hand: {mine}; the other's hand: {other} (you have the {side} hand).")
+            else:
+                lines.append(f"Your hand: {mine} (the other's hand is hidden).")
+        for r, p, text in self.messages:
+            if r == self.round:
+                lines.append(f"{'You' if p == player else 'The other player'} said: {text!r}")
+        lines.append(f"Totals: you {self.totals[player]:g}, other {self.totals[1 - player]:g}.")
+        if self.is_terminal():
+            lines.append("Game over.")
+        elif self.decision_kind(player) == "text":
+            lines.append(f"Write one message to the other player (at most {MAX_MESSAGE} characters).")
+        elif self.current_player() == SIMULTANEOUS:
+            lines.append(f"Legal: claim 0..{g.coins}.")
+        return " ".join(lines)
+
+    def information_state_key(self, player: int) -> str:
+        seen = [(r["upper"] == player, r["claims"]) for r in self.rounds]
+        hand = None if self.hands is None else (self.hands[player], self.hands[1 - player] if self._hands_visible() else None)
+        talk = [(r, p, t) for r, p, t in self.messages]
+        return f"p{player} {seen} hand={hand} talk={talk}"
+
+    def outcome_info(self) -> dict[str, Any]:
+        concede, lower = [0, 0], [0, 0]
+        for r in self.rounds:
+            low = 1 - r["upper"]
+            lower[low] += 1
+            concede[low] += int(sum(r["claims"]) <= self.game.coins)
+        rate = [concede[p] / lower[p] if lower[p] else float("nan") for p in range(2)]
+        return {"cooperation": rate, "joint_return": float(self.totals.sum()), "rounds": len(self.rounds)}
+
+
+class TrustSplitGame(RoundGame):
+    state_class = TrustSplitState
+
+    def __init__(self, horizon: int = 10, coins: int = 10, talk: bool = False, public_hands: Any = None) -> None:
+        self.horizon, self.discount = check_horizon("trust_split", horizon, 1.0)
+        if not isinstance(coins, int) or coins < 1:
+            raise ArenaError(f"game 'trust_split': coins must be a positive integer, got {coins!r}")
+        if not isinstance(talk, bool):
+            raise ArenaError(f"game 'trust_split': talk must be true or false, got {talk!r}")
+        self.coins, self.talk = coins, talk
+        self.public_hands = (not talk) if public_hands is None else bool(public_hands)
+        params = {k: v for k, v in {"horizon": horizon, "coins": coins, "talk": talk, "public_hands": public_hands}.items()
+                  if v != {"horizon": 10, "coins": 10, "talk": False, "public_hands": None}[k]}
+        spec = make_spec("trust_split", 2, coins + 1, (12,), 0.0, HIGH * coins * self.horizon, self.horizon,
+                         params, f"Trust-and-Split: {self.horizon} rounds of {coins} coins, "
+                         f"{'one message each then ' if talk else ''}simultaneous claims; hands "
+                         f"{'public' if self.public_hands else 'private'}", text=talk)
+        self.spec = dataclasses.replace(spec, max_game_length=4 * self.horizon) if talk else spec
+
+    def scripted_kinds(self) -> tuple[str, ...]:
+        return ("always_cooperate", "always_defect", "tit_for_tat", "greedy_splitter")
+
+    def scripted_action(self, kind: str, obs: Any) -> int:
+        if obs.decision == "text":
+            return 0  # handled by the agent (a fixed message)
+        x, n = np.asarray(obs.tensor), self.coins
+        fair = (n if x[6] > 0 else 0) if self.public_hands else n // 2  # hidden hands: ask for half
+        if kind in ("greedy_splitter", "always_defect"):
+            return n
+        if kind == "always_cooperate":
+            return fair
+        if kind == "tit_for_tat":  # concede unless the other grabbed last time it held the lower hand
+            other_grabbed = x[7] > 0 and x[9] + x[10] > 1.0 + 1e-9
+            return n if other_grabbed else fair
+        return super().scripted_action(kind, obs)
