@@ -1,0 +1,164 @@
+"""What one Werewolf player sees: the observation tensor and the text view.
+
+Both are built only from the player's own knowledge: its seat and role, the public record
+(deaths, speech, vote tables), its own private events (a wolf's team and the wolves' picks, the
+Seer's results, the Doctor's protections). Decoding helpers let scripted agents read the
+tensor without reaching into the state.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from arena.games.werewolf.rules import CLAIMABLE, DOCTOR, ROLE_NAMES, SEER, WOLF
+
+if TYPE_CHECKING:
+    from arena.games.werewolf.state import WerewolfState
+
+PHASES = ("night", "discussion", "vote", "runoff", "over")
+DECISIONS = ("kill", "protect", "inspect", "speak", "vote")
+
+
+class Layout:
+    """Offsets of the blocks in the observation tensor for ``n`` players."""
+
+    def __init__(self, n: int) -> None:
+        blocks = [("seat", n), ("role", 4), ("phase", len(PHASES)), ("decision", len(DECISIONS)), ("day", 1),
+                  ("alive", n), ("teammates", n), ("seen_wolf", n), ("seen_clear", n), ("wolf_picks", n),
+                  ("protected", n), ("revealed", 4 * n), ("claims", len(CLAIMABLE) * n), ("reports", n * n),
+                  ("accused_today", n), ("accused_total", n), ("defended_today", n), ("votes", n * (n + 1))]
+        self.n = n
+        self.slices: dict[str, slice] = {}
+        at = 0
+        for name, size in blocks:
+            self.slices[name] = slice(at, at + size)
+            at += size
+        self.size = at
+
+
+_LAYOUTS: dict[int, Layout] = {}
+
+
+def layout(n: int) -> Layout:
+    if n not in _LAYOUTS:
+        _LAYOUTS[n] = Layout(n)
+    return _LAYOUTS[n]
+
+
+def encode(s: "WerewolfState", p: int) -> np.ndarray:
+    """The tensor of player ``p`` (flat float32)."""
+    n = s.n
+    L = layout(n)
+    sl = L.slices
+    x = np.zeros(L.size, dtype=np.float32)
+    x[sl["seat"].start + p] = 1
+    if len(s.roles) < n:
+        return x
+    role = s.roles[p]
+    x[sl["role"].start + role] = 1
+    phase = s.phase if s.phase in PHASES else ("night" if s.phase == "dawn" else "night")
+    if s.winner is not None:
+        phase = "over"
+    x[sl["phase"].start + PHASES.index(phase)] = 1
+    if s.queue and not s.tied and s.winner is None and s.queue[0][0] == p:
+        x[sl["decision"].start + DECISIONS.index(s.decision())] = 1
+    x[sl["day"].start] = s.day / s.cfg.max_days
+    x[sl["alive"]] = s.alive
+    if role == WOLF:
+        for q in range(n):
+            if s.roles[q] == WOLF:
+                x[sl["teammates"].start + q] = 1
+        for _, t in s.picks:
+            x[sl["wolf_picks"].start + t] += 1
+    if role == SEER:
+        for q, r in s.checks.items():
+            x[(sl["seen_wolf"] if r == WOLF else sl["seen_clear"]).start + q] = 1
+    if role == DOCTOR and s.last_protect >= 0:
+        x[sl["protected"].start + s.last_protect] = 1
+    for q in range(n):
+        if s.revealed[q] >= 0:
+            x[sl["revealed"].start + 4 * q + s.revealed[q]] = 1
+        if s.claims[q] >= 0:
+            x[sl["claims"].start + len(CLAIMABLE) * q + CLAIMABLE.index(s.claims[q])] = 1
+    x[sl["reports"]] = np.asarray(s.reports, dtype=np.float32).reshape(-1)
+    x[sl["accused_today"]] = s.accused_today
+    x[sl["accused_total"]] = s.accused_total
+    x[sl["defended_today"]] = s.defended_today
+    v0 = sl["votes"].start
+    for q, t in enumerate(s.last_votes):
+        if t >= -1:
+            x[v0 + q * (n + 1) + (t if t >= 0 else n)] = 1
+    return x
+
+
+class View:
+    """Named access to a decoded tensor (for scripted agents)."""
+
+    def __init__(self, x: np.ndarray, n: int) -> None:
+        self.n, self.x, self.L = n, np.asarray(x), layout(n)
+
+    def block(self, name: str) -> np.ndarray:
+        return self.x[self.L.slices[name]]
+
+    @property
+    def me(self) -> int:
+        return int(np.argmax(self.block("seat")))
+
+    @property
+    def role(self) -> int:
+        return int(np.argmax(self.block("role")))
+
+    @property
+    def decision(self) -> str:
+        d = self.block("decision")
+        return DECISIONS[int(np.argmax(d))] if d.any() else ""
+
+    def alive(self) -> list[int]:
+        return [q for q in range(self.n) if self.block("alive")[q] > 0]
+
+    def set_of(self, name: str) -> set[int]:
+        return {q for q in range(self.n) if self.block(name)[q] > 0}
+
+    def claims(self) -> dict[int, int]:
+        c = self.block("claims").reshape(self.n, len(CLAIMABLE))
+        return {q: CLAIMABLE[int(np.argmax(c[q]))] for q in range(self.n) if c[q].any()}
+
+    def reports(self) -> np.ndarray:
+        return self.block("reports").reshape(self.n, self.n)
+
+    def revealed(self) -> dict[int, int]:
+        r = self.block("revealed").reshape(self.n, 4)
+        return {q: int(np.argmax(r[q])) for q in range(self.n) if r[q].any()}
+
+    def votes(self) -> dict[int, int]:
+        v = self.block("votes").reshape(self.n, self.n + 1)
+        return {q: (int(np.argmax(v[q])) if np.argmax(v[q]) < self.n else -1) for q in range(self.n) if v[q].any()}
+
+
+def render_text(s: "WerewolfState", p: int) -> str:
+    """The player's view in words: who it is, what it knows, the log it has heard, what to do."""
+    n = s.n
+    if len(s.roles) < n:
+        return f"You are player_{p}. Roles are being dealt."
+    role = s.roles[p]
+    lines = [f"Werewolf, {n} players, {s.cfg.num_wolves} werewolves. The village wins when every werewolf is "
+             f"dead; the werewolves win when they {'equal or ' if s.cfg.wolf_win == 'parity' else ''}outnumber "
+             f"the rest. Day limit: {s.cfg.max_days}."]
+    if s.winner is not None:
+        lines += s.logs[p]
+        lines.append("Game over. Roles: " + ", ".join(f"player_{q}={ROLE_NAMES[r]}" for q, r in enumerate(s.roles)) + ".")
+        lines.append(f"Your return: {s.returns()[p]:+g}.")
+        return "\n".join(lines)
+    if not s.alive[p]:
+        lines.append("You are dead; you no longer hear what happens.")
+    lines += s.logs[p]
+    lines.append(f"Alive: {', '.join(f'player_{q}' for q in range(n) if s.alive[q])}.")
+    if s.current_player() == p:
+        ask = {"kill": "Night: choose the werewolves' target.",
+               "protect": "Night: choose a player to protect.",
+               "inspect": "Night: choose a player to inspect.",
+               "speak": "Your turn to speak.",
+               "vote": "Vote to exile a player" + (" (or abstain)." if s.cfg.allow_abstain else ".")}
+        lines.append(ask.get(s.decision(), ""))
+    return "\n".join(lines)
