@@ -5,37 +5,76 @@ games in lockstep and hands each agent all of its pending decisions at once. Age
 say how they act expose ``policy(obs) -> {action: prob}``, which makes exact evaluation
 (best response, exploitability) possible.
 
-Each :class:`Observation` carries its game's own random generator (``obs.rng``). Agents that
-sample draw from it, so results depend only on the match seed, not on how games were batched
-or which executor ran them.
+Each :class:`Observation` carries its game's own randomness (``obs.uniform()`` for a fast draw,
+``obs.rng`` for a numpy Generator). Agents that sample draw from it, so results depend only on
+the match seed, not on how games were batched or which executor ran them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from arena.game import Action, Game, State
+from arena.game import Action, DecisionKind, Game, State
+from arena.rng import GameRandom
+
+
+class cached_property:  # noqa: N801 - a lock-free variant of functools.cached_property
+    """Compute once per instance, then a plain attribute (functools' takes a lock per read in 3.11)."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, obj: Any, cls: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
 
 
 class Observation:
-    """What one player sees at one decision. Renderings are computed lazily and cached."""
+    """What one player sees at one decision. Everything is computed lazily and cached, and
+    must be read before the runner applies the move (``freeze`` keeps it for later)."""
 
-    __slots__ = ("player", "legal_actions", "decision", "rng", "game_name", "max_text_length",
-                 "_state", "__dict__")
+    __slots__ = ("player", "game_name", "_state", "_random", "__dict__")
 
-    def __init__(self, state: State, player: int, rng: np.random.Generator | None = None,
+    def __init__(self, state: State, player: int, rng: "GameRandom | np.random.Generator | None" = None,
                  game_name: str = "") -> None:
         self._state = state
         self.player = player
-        self.decision = state.decision_kind(player)
-        self.legal_actions: list[int] = [] if self.decision == "text" else list(state.legal_actions(player))
-        self.max_text_length = state.max_text_length(player) if self.decision == "text" else 0
-        self.rng = rng if rng is not None else np.random.default_rng()
         self.game_name = game_name
+        self._random = rng
+
+    @cached_property
+    def decision(self) -> DecisionKind:
+        return self._state.decision_kind(self.player)
+
+    @cached_property
+    def legal_actions(self) -> list[int]:
+        return [] if self.decision == "text" else list(self._state.legal_actions(self.player))
+
+    @cached_property
+    def max_text_length(self) -> int:
+        return self._state.max_text_length(self.player) if self.decision == "text" else 0
+
+    @cached_property
+    def rng(self) -> np.random.Generator:
+        """This game's numpy generator (reproducible from the match seed)."""
+        r = self._random
+        if isinstance(r, GameRandom):
+            return r.numpy
+        return r if r is not None else np.random.default_rng()
+
+    def uniform(self) -> float:
+        """A fast uniform draw in [0, 1) from this game's stream."""
+        r = self._random
+        if isinstance(r, GameRandom):
+            return r.uniform()
+        return float(self.rng.random())
 
     @cached_property
     def action_labels(self) -> list[str]:
@@ -55,7 +94,7 @@ class Observation:
 
     def freeze(self, tensor: bool = True) -> "Observation":
         """Compute every rendering now and drop the state reference (for recording)."""
-        _ = self.action_labels, self.text, self.info_state
+        _ = self.decision, self.legal_actions, self.max_text_length, self.action_labels, self.text, self.info_state
         if tensor:
             try:
                 _ = self.tensor
@@ -125,21 +164,26 @@ class Agent:
         """Release resources (threads, processes, models)."""
 
 
-def sample_from(probs: Mapping[int, float], rng: np.random.Generator) -> int:
-    """Sample an action from a distribution using the game's generator (reproducible)."""
-    actions = list(probs.keys())
-    p = np.asarray([max(0.0, probs[a]) for a in actions], dtype=float)
-    total = p.sum()
+def sample_from(probs: Mapping[int, float], obs: "Observation | np.random.Generator") -> int:
+    """Sample an action from a distribution with one uniform draw from the game's stream."""
+    u = obs.uniform() if isinstance(obs, Observation) else float(obs.random())
+    weights = [(a, max(0.0, float(p))) for a, p in probs.items()]
+    total = sum(w for _, w in weights)
     if total <= 0:
-        return actions[int(rng.integers(len(actions)))]
-    return actions[int(rng.choice(len(actions), p=p / total))]
+        return weights[min(int(u * len(weights)), len(weights) - 1)][0]
+    acc, target = 0.0, u * total
+    for a, w in weights:
+        acc += w
+        if target < acc:
+            return a
+    return next(a for a, w in reversed(weights) if w > 0)
 
 
 class PolicyAgent(Agent):
     """An agent that acts by sampling its own ``policy``."""
 
     def act(self, obs: Observation) -> Action:
-        return sample_from(self.policy(obs), obs.rng)
+        return sample_from(self.policy(obs), obs)
 
 
 AgentFactory = Callable[..., Agent]

@@ -11,17 +11,20 @@ reason is recorded and the other games go on.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from arena.agent import Agent, Observation
 from arena.errors import ArenaError
 from arena.game import Game, State
+from arena.rng import GameRandom
 from arena.trainer import Step, Trajectory
 
 
@@ -32,7 +35,7 @@ class Forfeit:
     reason: str
 
 
-@dataclass
+@dataclass(slots=True)
 class GameResult:
     index: int
     seed: int
@@ -48,9 +51,9 @@ class GameResult:
     """Game-specific outcome details (e.g. Werewolf's roles and winning side)."""
 
 
-def game_rng(seed: int, index: int) -> np.random.Generator:
-    """The generator of game ``index`` in a run seeded ``seed``."""
-    return np.random.default_rng([int(seed) & 0xFFFFFFFF, int(index)])
+def game_rng(seed: int, index: int) -> GameRandom:
+    """The randomness of game ``index`` in a run seeded ``seed``."""
+    return GameRandom(seed, index)
 
 
 def seat_order(num_players: int, index: int, rotate: bool) -> list[int]:
@@ -61,11 +64,11 @@ def seat_order(num_players: int, index: int, rotate: bool) -> list[int]:
     return [(p + r) % num_players for p in range(num_players)]
 
 
-def sample_chance(state: State, rng: np.random.Generator) -> None:
+def sample_chance(state: State, rng: GameRandom) -> None:
     """Resolve chance nodes by inverse-CDF sampling (one uniform draw per node)."""
     while state.is_chance_node():
         outcomes = state.chance_outcomes()
-        u, acc = rng.random(), 0.0
+        u, acc = rng.uniform(), 0.0
         chosen = outcomes[-1][0]
         for action, prob in outcomes:
             acc += prob
@@ -81,18 +84,21 @@ class _Slot:
     __slots__ = ("index", "state", "rng", "seats", "agents", "start", "length", "steps", "last_step",
                  "transcript", "pending", "done", "returns", "forfeit")
 
-    def __init__(self, index: int, state: State, rng: np.random.Generator, seats: list[int],
+    def __init__(self, index: int, state: State, rng: GameRandom, seats: list[int],
                  agents: list[Agent], record: bool) -> None:
         self.index, self.state, self.rng, self.seats, self.agents = index, state, rng, seats, agents
         self.start = time.perf_counter()
         self.length = 0
-        self.steps: list[Step] | None = [] if record else None
-        self.last_step: dict[int, tuple[int, float]] = {}
-        self.transcript: list[str] | None = [] if record else None
-        self.pending: dict[int, Any] = {}
         self.done = False
         self.returns: list[float] | None = None
         self.forfeit: Forfeit | None = None
+        self.pending: dict[int, Any] | None = None  # simultaneous moves collected so far
+        if record:
+            self.steps: list[Step] | None = []
+            self.last_step: dict[int, tuple[int, float]] = {}
+            self.transcript: list[str] | None = []
+        else:
+            self.steps = self.transcript = None
 
 
 def play_games(
@@ -110,7 +116,8 @@ def play_games(
 ) -> list[GameResult]:
     """Play ``num_games`` games (or the given game ``indices``) and return one result each.
 
-    ``agents[k]`` plays seat ``k`` (rotated per game when ``rotate_seats``). ``timeout`` is the
+    ``agents[k]`` plays seat ``k`` (rotated per game when ``rotate_seats``). ``batch_size`` games
+    are in flight at once (default :data:`DEFAULT_BATCH`). ``timeout`` is the
     seconds an agent's ``act_batch`` call may take before all its games in that call are
     forfeited and the agent is dropped from the rest of the run. ``record`` keeps trajectories
     (observations, actions, log-probs, rewards) and a text transcript per game. ``on_result``
@@ -120,13 +127,31 @@ def play_games(
     if len(agents) != n:
         raise ArenaError(f"game '{game.spec.full_name}' needs {n} agents, got {len(agents)}")
     todo = list(indices) if indices is not None else list(range(first_index, first_index + num_games))
-    batch_size = batch_size or max(1, len(todo))
+    batch_size = batch_size or DEFAULT_BATCH
     results: list[GameResult] = []
     hung: set[int] = set()
-    for start in range(0, len(todo), batch_size):
-        chunk = todo[start:start + batch_size]
-        results += _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result)
+    with _relaxed_gc():
+        for start in range(0, len(todo), batch_size):
+            chunk = todo[start:start + batch_size]
+            results += _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result)
     return results
+
+
+DEFAULT_BATCH = 256
+"""Games in flight at once. Larger batches help LLM/neural agents (set ``batch_size``); for cheap
+agents ~256 keeps the working set in cache."""
+
+
+@contextlib.contextmanager
+def _relaxed_gc() -> Iterator[None]:
+    """The runner allocates many short-lived acyclic objects; with the default thresholds the
+    cyclic GC rescans the whole heap over and over (measured: ~1.5x slower on Kuhn poker)."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], 50_000), old[1], old[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
 
 
 def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], seed: int, rotate: bool,
@@ -135,50 +160,63 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
     n = game.spec.num_players
     name = game.spec.full_name
     slots: list[_Slot] = []
+    finished: dict[int, GameResult] = {}
+
+    def finish(slot: _Slot) -> None:
+        res = _finish(game, slot, seed)
+        finished[slot.index] = res
+        if on_result is not None:
+            on_result(res)
+
+    active: list[_Slot] = []
     for i in indices:
         rng = game_rng(seed, i)
-        state = game.new_initial_state(seed=int(rng.integers(2**31)))
+        state = game.new_initial_state(seed=rng.bits())
         order = seat_order(n, i, rotate)
         slot = _Slot(i, state, rng, order, [agents[k] for k in order], record)
         for p, agent in enumerate(slot.agents):
             agent.game_started(i, p)
-        slots.append(slot)
-    finished: dict[int, GameResult] = {}
-    active = list(slots)
+        sample_chance(state, rng)
+        if state.is_terminal():
+            slot.done, slot.returns = True, [float(x) for x in state.returns()]
+            finish(slot)
+        else:
+            active.append(slot)
+    # Invariant: every slot in ``active`` sits at a decision node.
     while active:
         batches: dict[int, list[tuple[_Slot, int, Observation]]] = {}
         for slot in active:
-            s = slot.state
-            sample_chance(s, slot.rng)
-            if s.is_terminal():
-                continue
-            for p in s.acting_players():
-                if p in slot.pending:
-                    continue
+            st = slot.state
+            p = st.current_player()
+            if p >= 0:
                 agent = slot.agents[p]
-                batches.setdefault(id(agent), []).append((slot, p, Observation(s, p, slot.rng, name)))
+                batch = batches.get(id(agent))
+                if batch is None:
+                    batch = batches[id(agent)] = []
+                batch.append((slot, p, Observation(st, p, slot.rng, name)))
+                continue
+            if slot.pending is None:
+                slot.pending = {}
+            for p in st.acting_players():
+                if p not in slot.pending:
+                    batches.setdefault(id(slot.agents[p]), []).append((slot, p, Observation(st, p, slot.rng, name)))
         for decisions in batches.values():
             agent = decisions[0][0].agents[decisions[0][1]]
             _decide(agent, decisions, timeout, hung, record)
+        still = []
         for slot in active:
-            s = slot.state
-            if not slot.done and s.is_simultaneous_node() and slot.pending and \
-                    all(p in slot.pending for p in s.acting_players()):
-                joint = [slot.pending.get(p, 0) for p in range(n)]
-                slot.pending = {}
-                s.apply_actions(joint)
             if not slot.done:
+                s = slot.state
+                if slot.pending and all(p in slot.pending for p in s.acting_players()):
+                    joint = [slot.pending.get(p, 0) for p in range(n)]
+                    slot.pending = None
+                    s.apply_actions(joint)
                 sample_chance(s, slot.rng)
                 if s.is_terminal():
                     slot.done = True
                     slot.returns = [float(x) for x in s.returns()]
-        still = []
-        for slot in active:
             if slot.done:
-                res = _finish(game, slot, seed)
-                finished[slot.index] = res
-                if on_result is not None:
-                    on_result(res)
+                finish(slot)
             else:
                 still.append(slot)
         active = still
@@ -210,16 +248,17 @@ def _decide(agent: Agent, decisions: list[tuple[_Slot, int, Observation]], timeo
     for (slot, p, obs), action, info in zip(decisions, actions, infos):
         if slot.done:
             continue
-        problem = _check_action(obs, action)
-        if problem:
-            _forfeit(slot, p, agent, problem)
-            continue
-        if isinstance(action, np.integer):
-            action = int(action)
+        if not (type(action) is int and action in obs.legal_actions):  # fast path for the common case
+            problem = _check_action(obs, action)
+            if problem:
+                _forfeit(slot, p, agent, problem)
+                continue
+            if isinstance(action, np.integer):
+                action = int(action)
         if record:
             _record(slot, p, obs, action, info, agent)
         slot.length += 1
-        if slot.state.is_simultaneous_node():
+        if slot.pending is not None:
             slot.pending[p] = action
         else:
             slot.state.apply_action(action)
@@ -291,9 +330,9 @@ def _finish(game: Game, slot: _Slot, seed: int) -> GameResult:
         if slot.forfeit is not None:
             slot.transcript.append(f"player {slot.forfeit.player} forfeits: {slot.forfeit.reason}")
         slot.transcript.append(f"result: {returns}")
-    name = game.spec.full_name
     for p, agent in enumerate(slot.agents):
-        agent.game_finished(slot.index, p, returns, Observation(slot.state, p, slot.rng, name))
+        if type(agent).game_finished is not Agent.game_finished:  # only build views for agents that look
+            agent.game_finished(slot.index, p, returns, Observation(slot.state, p, slot.rng, game.spec.full_name))
     info = slot.state.outcome_info() if slot.forfeit is None else {}
     return GameResult(
         index=slot.index, seed=seed, seats=[a.name for a in slot.agents], returns=list(returns),

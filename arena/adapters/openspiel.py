@@ -18,11 +18,16 @@ from arena.hookspecs import hookimpl
 
 
 class OpenSpielState(State):
-    __slots__ = ("game", "_s")
-
     def __init__(self, game: "OpenSpielGame", s: "pyspiel.State") -> None:
         self.game = game
         self._s = s
+        # Hot calls go straight to the C++ state (instance attributes shadow the methods below,
+        # saving a Python frame per call; the match runner makes millions of these).
+        self.current_player = s.current_player
+        self.is_terminal = s.is_terminal
+        self.is_chance_node = s.is_chance_node
+        self.chance_outcomes = s.chance_outcomes
+        self.apply_action = s.apply_action
 
     @property
     def pyspiel_state(self) -> "pyspiel.State":

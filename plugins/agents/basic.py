@@ -22,7 +22,11 @@ class RandomAgent(PolicyAgent):
     def act(self, obs: Observation):
         if obs.decision == "text":
             return "..."
-        return obs.legal_actions[int(obs.rng.integers(len(obs.legal_actions)))]
+        legal = obs.legal_actions
+        return legal[min(int(obs.uniform() * len(legal)), len(legal) - 1)]
+
+    def act_batch(self, observations):
+        return [self.act(o) for o in observations]
 
 
 class FixedPolicyAgent(PolicyAgent):

@@ -17,7 +17,7 @@ def shimmy_loop(game_name: str, games: int, seed: int = 0) -> float:
     import pyspiel
     from shimmy import OpenSpielCompatibilityV0
 
-    env = OpenSpielCompatibilityV0(game=pyspiel.load_game(game_name))
+    env = OpenSpielCompatibilityV0(env=pyspiel.load_game(game_name))
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     for g in range(games):

@@ -1,0 +1,1 @@
+"""CLI sub-commands provided as plugins (registered through the ``arena`` entry-point group)."""

@@ -1,0 +1,94 @@
+"""``arena tournament CONFIG [key=value ...]`` and ``arena leaderboard RUN_DIR [--json]``."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from arena.cli_api import Command
+from arena.errors import ArenaError
+from arena.hookspecs import hookimpl
+
+
+def _tournament_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", help="tournament YAML (see configs/tournament/)")
+    p.add_argument("overrides", nargs="*", help="key=value overrides, e.g. out=runs/x format.games=20")
+    p.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+
+
+def _tournament_run(args: argparse.Namespace) -> int:
+    from arena.config import load_config, to_yaml
+    from arena.tournament import TournamentConfig, run_tournament
+
+    config, overrides = args.config, list(args.overrides)
+    if "=" in config and not Path(config).exists():
+        raise ArenaError(f"the first argument must be a config file, got override '{config}'")
+    cfg = load_config(TournamentConfig, config, overrides)
+    result = run_tournament(cfg, config_text=to_yaml(cfg), quiet=args.quiet or args.json)
+    if args.json:
+        from arena.cli import emit_json
+        from arena.leaderboard import to_json
+
+        emit_json(dict(to_json(result.board), run_dir=result.run_dir, format_ranking=result.format_ranking,
+                       played=result.played))
+        return 0
+    if not args.quiet:
+        from arena.cli import console
+        from arena.leaderboard import rich_table
+
+        console().print(rich_table(result.board, f"{cfg.game} — {cfg.format.kind}"))
+        if result.format_ranking:
+            print(f"{cfg.format.kind} ranking: {' > '.join(result.format_ranking)}")
+    print(f"{result.played} games played now, {result.total} in the store; run directory: {result.run_dir}")
+    return 0
+
+
+def _leaderboard_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", help="a run directory written by `arena tournament` (or a league)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--bootstrap", type=int, default=None, help="bootstrap rounds for the interval")
+    p.add_argument("--write", action="store_true", help="also rewrite leaderboard.{md,csv,json} and the PNGs")
+
+
+def _leaderboard_run(args: argparse.Namespace) -> int:
+    from arena.config import load_config
+    from arena.leaderboard import compute, plot_payoff, plot_ratings, rich_table, to_json, write_files
+    from arena.store import RunStore
+    from arena.tournament import TournamentConfig
+
+    with RunStore.open_existing(args.run_dir) as store:
+        records = store.matches()
+        rc, seed, title = None, 0, Path(args.run_dir).name
+        text = store.config_text()
+        if text is not None:
+            try:
+                cfg = load_config(TournamentConfig, store.path / "config.yaml")
+                rc, seed, title = cfg.ratings, cfg.seed, f"{cfg.game} — {cfg.format.kind}"
+            except ArenaError:
+                rc = None  # a league's or other tool's config: default rating settings
+        kw = {} if rc is None else {"elo_k": rc.elo_k, "bootstrap": rc.bootstrap,
+                                    "openskill_model": rc.openskill_model, "alpha": rc.alpha}
+        if args.bootstrap is not None:
+            kw["bootstrap"] = args.bootstrap
+        board = compute(records, (), seed=seed, **kw)
+        if args.write:
+            write_files(board, store.path, title)
+            plot_payoff(board, store.path / "payoff.png")
+            plot_ratings(store.snapshots("bt"), store.path / "ratings.png")
+    if args.json:
+        print(json.dumps(to_json(board), indent=2))
+        return 0
+    from arena.cli import console
+
+    console().print(rich_table(board, title))
+    return 0
+
+
+@hookimpl
+def arena_commands() -> list[Command]:
+    return [
+        Command("tournament", "run or resume a tournament from a YAML config into a run directory",
+                _tournament_args, _tournament_run),
+        Command("leaderboard", "show the leaderboard of a run directory", _leaderboard_args, _leaderboard_run),
+    ]

@@ -1,0 +1,203 @@
+"""Where games run: in this process, in a local process pool, or on a Ray cluster.
+
+Why one small interface: tournaments and leagues plan *what* to play; an executor decides
+*where*. A :class:`GameTask` names everything by spec (game name, agent specs, seed, game
+indices), so it travels to another process or machine and the worker rebuilds the game and
+agents there (cached per worker, so a solver agent solves once). Every game's randomness comes
+from ``(seed, index)`` (see :func:`arena.match.game_rng`), hence the same seeds give the same
+results whichever executor ran them.
+
+    with make_executor({"kind": "process", "workers": 2}) as ex:
+        ex.run(tasks, on_result)          # on_result(task, GameResult) as each game arrives
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from arena.errors import ArenaError
+
+OnResult = Callable[["GameTask", Any], None]
+
+
+@dataclass(frozen=True)
+class GameTask:
+    """Games of one seating: ``seats[p]`` is the agent spec in seat ``p``, named ``labels[p]``."""
+
+    game: str
+    seats: tuple[Any, ...]
+    labels: tuple[str, ...]
+    seed: int
+    indices: tuple[int, ...]
+    timeout: float | None = None
+    record: bool = False
+    key: Any = None
+    """Opaque to the executor (the tournament keeps its match ids here)."""
+
+
+_AGENTS: dict[tuple, Any] = {}
+_GAMES: dict[str, Any] = {}
+
+
+def _agent_key(game_name: str, spec: Any, label: str) -> tuple:
+    return (game_name, json.dumps(spec, sort_keys=True, default=str), label)
+
+
+def remember_agent(game: Any, game_name: str, spec: Any, label: str, agent: Any) -> None:
+    """Reuse a game and agent already built in this process (the tournament loads each once to
+    check it), so in-process runs do not build them twice."""
+    _GAMES.setdefault(game_name, game)
+    _AGENTS[_agent_key(game_name, spec, label)] = agent
+
+
+def _agent(game: Any, game_name: str, spec: Any, label: str) -> Any:
+    from arena.loading import load_agent
+
+    key = _agent_key(game_name, spec, label)
+    if key not in _AGENTS:
+        agent = load_agent(spec, game)
+        agent.name = label
+        _AGENTS[key] = agent
+    return _AGENTS[key]
+
+
+def run_task(task: GameTask, on_result: Callable[[Any], None] | None = None) -> list[Any]:
+    """Play one task here and return its :class:`~arena.match.GameResult` list (without
+    trajectories, which stay on the worker). Used by every executor, locally or remotely."""
+    from arena.loading import load_game
+    from arena.match import play_games
+
+    if task.game not in _GAMES:
+        _GAMES[task.game] = load_game(task.game)
+    game = _GAMES[task.game]
+    agents = [_agent(game, task.game, s, lbl) for s, lbl in zip(task.seats, task.labels)]
+    results = play_games(game, agents, seed=task.seed, indices=list(task.indices), rotate_seats=False,
+                         timeout=task.timeout, record=task.record, on_result=on_result)
+    for r in results:
+        r.trajectory = None
+    return results
+
+
+class Executor:
+    """Runs :class:`GameTask` lists; subclasses decide where."""
+
+    kind = "base"
+
+    def run(self, tasks: Sequence[GameTask], on_result: OnResult) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release workers."""
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class InProcessExecutor(Executor):
+    """Plays in this process; each game is handed over the moment it finishes."""
+
+    kind = "inprocess"
+
+    def run(self, tasks: Sequence[GameTask], on_result: OnResult) -> None:
+        for task in tasks:
+            run_task(task, on_result=lambda res, t=task: on_result(t, res))
+
+
+class ProcessPoolExecutor(Executor):
+    """A local pool of worker processes (spawned, so no state leaks from the parent)."""
+
+    kind = "process"
+
+    def __init__(self, workers: int = 2) -> None:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        self._pool = cf.ProcessPoolExecutor(max_workers=max(1, workers), mp_context=mp.get_context("spawn"))
+
+    def run(self, tasks: Sequence[GameTask], on_result: OnResult) -> None:
+        import concurrent.futures as cf
+
+        futures = {self._pool.submit(run_task, t): t for t in tasks}
+        try:
+            for fut in cf.as_completed(futures):
+                task = futures[fut]
+                for res in fut.result():
+                    on_result(task, res)
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class RayExecutor(Executor):
+    """Ray tasks: a local cluster by default, or ``address`` of a running one (``ray://...``
+    or ``auto``). Workers must have arena and the same plugins installed."""
+
+    kind = "ray"
+
+    def __init__(self, address: str | None = None, workers: int | None = None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise ArenaError("executor kind 'ray' needs Ray: pip install 'arena-rl[ray]'") from None
+        self._ray = ray
+        self._owns = not ray.is_initialized()
+        if self._owns:
+            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                      "configure_logging": False}
+            if address:
+                kwargs["address"] = address
+            elif workers:
+                kwargs["num_cpus"] = workers
+            try:
+                ray.init(**kwargs)
+            except Exception as exc:  # connection refused, bad address
+                raise ArenaError(f"cannot start/connect Ray (address={address!r}): {exc}") from None
+        self._remote = ray.remote(run_task)
+
+    def run(self, tasks: Sequence[GameTask], on_result: OnResult) -> None:
+        ray = self._ray
+        refs = {self._remote.remote(t): t for t in tasks}
+        pending = list(refs)
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                for res in ray.get(ref):
+                    on_result(refs[ref], res)
+
+    def close(self) -> None:
+        if self._owns and self._ray.is_initialized():
+            self._ray.shutdown()
+
+
+@dataclass
+class ExecutorConfig:
+    """``executor:`` section of tournament/league configs."""
+
+    kind: str = "inprocess"
+    workers: int = 2
+    address: str | None = None
+    chunk: int = 64
+    """Games per task (the unit shipped to a worker; also the commit granularity for pools)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def make_executor(cfg: ExecutorConfig | Mapping[str, Any] | None = None) -> Executor:
+    if cfg is None:
+        cfg = ExecutorConfig()
+    elif isinstance(cfg, Mapping):
+        cfg = ExecutorConfig(**dict(cfg))
+    if cfg.kind == "inprocess":
+        return InProcessExecutor()
+    if cfg.kind == "process":
+        return ProcessPoolExecutor(cfg.workers)
+    if cfg.kind == "ray":
+        return RayExecutor(cfg.address, cfg.workers)
+    raise ArenaError(f"unknown executor kind '{cfg.kind}'; known: inprocess, process, ray")

@@ -1,0 +1,211 @@
+"""Leaderboards from a run store: a rich table, Markdown/CSV/JSON files and PNG plots.
+
+Why from the store: the leaderboard is a pure function of the stored match records (plus the
+rating settings), so ``arena leaderboard RUN_DIR`` reproduces exactly what the tournament
+printed, and a league or match host that records into a store gets the same views for free.
+
+Columns: Bradley–Terry rating with its bootstrap 95% interval (the ranking key), online Elo,
+OpenSkill ordinal (μ − 3σ), games, wins/draws/losses (by rank of returns within each game),
+score (win rate with draws counted half), mean return, forfeits; for 2-player pools also the
+α-Rank mass and the Nash-averaged score of the empirical payoff matrix.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from arena import rating as R
+
+
+@dataclass
+class Row:
+    rank: int
+    agent: str
+    rating: float
+    lo: float
+    hi: float
+    elo: float
+    openskill: float
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    score: float
+    mean_return: float
+    forfeits: int
+    alpha_rank: float | None = None
+    nash: float | None = None
+
+
+def agent_names(records: Sequence[Any], names: Sequence[str] = ()) -> list[str]:
+    out = list(names)
+    for r in records:
+        for a in r.seats:
+            if a not in out:
+                out.append(a)
+    return out
+
+
+def compute(records: Sequence[Any], names: Sequence[str] = (), elo_k: float = 32.0, bootstrap: int = 200,
+            openskill_model: str = "PlackettLuce", alpha: float = 100.0, seed: int = 0) -> dict[str, Any]:
+    """Every rating and tally for the leaderboard, plus the payoff matrix (for the heatmap)."""
+    names = agent_names(records, names)
+    outcomes = R.pairwise_outcomes(records)
+    bt = R.bradley_terry(outcomes, names, bootstrap=bootstrap, seed=seed)
+    elo = R.elo(records, k=elo_k, names=names)
+    osk = R.openskill(records, model=openskill_model, names=names)
+    tally = {a: {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "ret": 0.0, "forfeits": 0}
+             for a in names}
+    for r in records:
+        best = max(r.returns)
+        top = sum(1 for x in r.returns if x == best)
+        for seat, a in enumerate(r.seats):
+            t = tally[a]
+            t["games"] += 1
+            t["ret"] += r.returns[seat]
+            if r.returns[seat] == best:
+                t["wins" if top == 1 else "draws"] += 1
+                t["points"] += 1.0 if top == 1 else 0.5
+            else:
+                t["losses"] += 1
+            if r.forfeit_player == seat:
+                t["forfeits"] += 1
+    two_player = bool(records) and all(len(r.seats) == 2 for r in records)
+    M, C = R.payoff_matrix(records, names) if two_player else (None, None)
+    pi = nash = None
+    if two_player and len(names) > 1:
+        pi = R.alpha_rank(M, alpha=alpha)
+        nash = R.nash_averaging(M)[1]
+    rows = []
+    for i, a in enumerate(names):
+        t = tally[a]
+        g = max(1, t["games"])
+        mu, sigma = osk.get(a, (25.0, 25.0 / 3))
+        rows.append(Row(0, a, float(bt.rating[i]), float(bt.lo[i]), float(bt.hi[i]), float(elo[a]),
+                        mu - 3 * sigma, t["games"], t["wins"], t["draws"], t["losses"], t["points"] / g,
+                        t["ret"] / g, t["forfeits"], None if pi is None else float(pi[i]),
+                        None if nash is None else float(nash[i])))
+    rows.sort(key=lambda r: (-r.rating, r.agent))
+    for k, row in enumerate(rows):
+        row.rank = k + 1
+    return {"rows": rows, "names": names, "payoff": M, "payoff_games": C, "games": len(records)}
+
+
+# -- outputs -----------------------------------------------------------------------------------------
+_HEAD = ["rank", "agent", "rating", "95% CI", "elo", "openskill", "games", "W", "D", "L", "score",
+         "mean return", "forfeits", "α-rank", "nash"]
+
+
+def _cells(r: Row) -> list[str]:
+    opt = (lambda v, f: "" if v is None else format(v, f))
+    return [str(r.rank), r.agent, f"{r.rating:.1f}", f"[{r.lo:.1f}, {r.hi:.1f}]", f"{r.elo:.1f}",
+            f"{r.openskill:.2f}", str(r.games), str(r.wins), str(r.draws), str(r.losses), f"{r.score:.3f}",
+            f"{r.mean_return:+.4f}", str(r.forfeits), opt(r.alpha_rank, ".3f"), opt(r.nash, "+.4f")]
+
+
+def to_markdown(board: dict[str, Any], title: str = "Leaderboard") -> str:
+    lines = [f"# {title}", "", f"{board['games']} games. Rating: Bradley–Terry (Elo scale, pool mean 1000) "
+             "with bootstrap 95% interval.", "", "| " + " | ".join(_HEAD) + " |",
+             "|" + "---|" * len(_HEAD)]
+    lines += ["| " + " | ".join(_cells(r)) + " |" for r in board["rows"]]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(board: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    out = {"games": board["games"], "rows": [asdict(r) for r in board["rows"]], "agents": board["names"]}
+    if board["payoff"] is not None:
+        out["payoff"] = np.round(board["payoff"], 6).tolist()
+        out["payoff_games"] = board["payoff_games"].astype(int).tolist()
+    out.update(extra or {})
+    return out
+
+
+def write_files(board: dict[str, Any], run_dir: str | Path, title: str = "Leaderboard",
+                extra: dict[str, Any] | None = None) -> list[Path]:
+    """``leaderboard.md``, ``.csv`` and ``.json`` in ``run_dir``."""
+    run_dir = Path(run_dir)
+    md = run_dir / "leaderboard.md"
+    md.write_text(to_markdown(board, title))
+    cv = run_dir / "leaderboard.csv"
+    with cv.open("w", newline="") as fh:
+        fields = list(asdict(board["rows"][0]).keys()) if board["rows"] else ["rank", "agent"]
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        for r in board["rows"]:
+            w.writerow(asdict(r))
+    js = run_dir / "leaderboard.json"
+    js.write_text(json.dumps(to_json(board, extra), indent=2))
+    return [md, cv, js]
+
+
+def rich_table(board: dict[str, Any], title: str = "Leaderboard") -> Any:
+    from rich.table import Table
+
+    table = Table(title=f"{title} ({board['games']} games)")
+    for h in _HEAD:
+        table.add_column(h, justify="left" if h == "agent" else "right")
+    for r in board["rows"]:
+        table.add_row(*_cells(r))
+    return table
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_payoff(board: dict[str, Any], path: str | Path) -> Path | None:
+    """Heatmap of mean return of row agent against column agent (2-player pools)."""
+    M = board["payoff"]
+    if M is None:
+        return None
+    plt = _pyplot()
+    names = board["names"]
+    order = [names.index(r.agent) for r in board["rows"]]
+    M = M[np.ix_(order, order)]
+    labels = [names[i] for i in order]
+    lim = float(np.abs(M).max()) or 1.0
+    fig, ax = plt.subplots(figsize=(1.2 + 0.6 * len(names), 1.0 + 0.5 * len(names)))
+    im = ax.imshow(M, cmap="RdBu", vmin=-lim, vmax=lim)
+    ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
+    ax.set_yticks(range(len(labels)), labels)
+    if len(names) <= 12:
+        for i in range(len(labels)):
+            for j in range(len(labels)):
+                if i != j:
+                    ax.text(j, i, f"{M[i, j]:+.2f}", ha="center", va="center", fontsize=7)
+    ax.set_title("mean return of row vs column")
+    fig.colorbar(im, ax=ax)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_ratings(snapshots: dict[int, dict[str, tuple]], path: str | Path, label: str = "Bradley–Terry rating") -> Path | None:
+    """Rating of every agent against games played (from the store's snapshots)."""
+    if not snapshots:
+        return None
+    plt = _pyplot()
+    steps = sorted(snapshots)
+    agents = sorted({a for s in snapshots.values() for a in s})
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for a in agents:
+        xs = [s for s in steps if a in snapshots[s]]
+        ax.plot(xs, [snapshots[s][a][0] for s in xs], marker="o", markersize=3, label=a)
+    ax.set_xlabel("games")
+    ax.set_ylabel(label)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return Path(path)

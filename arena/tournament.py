@@ -1,0 +1,464 @@
+"""Tournament formats and the driver that plays them into a run store.
+
+A *format* is a generator: it yields a round (a list of :class:`Pairing` — which agents meet
+and how many games), receives that round's finished games, and finally returns its own ranking
+(best first). Formats never play: the driver turns pairings into concrete games with stable
+ids, skips the ones the store already holds, ships the rest to an executor and feeds the
+stored records back. Because every planning decision depends only on stored results, a
+resumed run plans exactly what a clean run would.
+
+Formats (``format.kind``):
+
+- ``round_robin`` — every group of ``num_players`` agents, ``games`` games per seat rotation
+  (for 2 players: ``games`` per ordered pairing, seats swapped);
+- ``gauntlet`` — each of ``candidates`` against every other agent (the fixed pool);
+- ``swiss`` — ``rounds`` rounds (default ⌈log2 N⌉) pairing agents with equal points, no
+  rematches when avoidable, a bye worth a win; ranked by points then Buchholz;
+- ``elimination`` — ArenaRL's seeded single elimination: seeding by ``games`` against a
+  ``reference`` agent, a power-of-two bracket with explicit byes for the top seeds, ranking by
+  the round reached, ties by mean score;
+- ``adaptive`` — a coverage round, then batches on the pairs whose order is most uncertain
+  under a Bradley–Terry fit (probability the pair's order is wrong); stops when every
+  neighbouring pair is separated at ``confidence`` or ``budget`` games are spent.
+
+Game ``k`` of a group seats the group rotated by ``k mod n`` and uses deal ``k div n``, so seats
+swap with identical cards (duplicate style) and results do not depend on batching.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any, Callable, Generator, Sequence
+
+import numpy as np
+from omegaconf import MISSING
+
+from arena.errors import ArenaError
+from arena.executor import ExecutorConfig
+from arena.rating import bradley_terry, pair_score, pairwise_outcomes
+
+FORMATS = ("round_robin", "gauntlet", "swiss", "elimination", "adaptive")
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Agents that meet (in base seating order) and how many games they play now."""
+
+    group: tuple[str, ...]
+    games: int
+
+
+Round = list[Pairing]
+Results = list[list[Any]]
+"""Per pairing of the round, its finished games (records with ``seats`` and ``returns``)."""
+FormatGen = Generator[Round, Results, list[str]]
+
+
+# -- configs -----------------------------------------------------------------------------------
+@dataclass
+class FormatConfig:
+    """``format:`` section. ``games`` is per ordered pairing (round robin, gauntlet) or per match."""
+
+    kind: str = "round_robin"
+    games: int = 10
+    rounds: int | None = None
+    reference: str | None = None
+    candidates: list[str] = field(default_factory=list)
+    budget: int | None = None
+    confidence: float = 0.95
+    min_degree: int = 2
+    batch_games: int = 2
+    ridge: float = 0.05
+
+
+@dataclass
+class RatingConfig:
+    elo_k: float = 32.0
+    bootstrap: int = 200
+    openskill_model: str = "PlackettLuce"
+    alpha: float = 100.0
+    snapshot_every: int = 200
+
+
+@dataclass
+class TournamentConfig:
+    """``arena tournament CONFIG``: a pool of agents, a format, a run directory."""
+
+    game: str = MISSING
+    agents: list[Any] = MISSING
+    format: FormatConfig = field(default_factory=FormatConfig)
+    seed: int = 0
+    out: str = MISSING
+    executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+    ratings: RatingConfig = field(default_factory=RatingConfig)
+    timeout: float | None = None
+    transcripts: bool = False
+    progress: bool = True
+    tensorboard: bool = True
+    plots: bool = True
+
+
+# -- formats -----------------------------------------------------------------------------------
+def round_robin(names: Sequence[str], games: int, num_players: int = 2) -> FormatGen:
+    yield [Pairing(g, games * num_players) for g in combinations(names, num_players)]
+    return []
+
+
+def gauntlet(names: Sequence[str], candidates: Sequence[str], games: int, num_players: int = 2) -> FormatGen:
+    pool = [n for n in names if n not in candidates]
+    if not candidates or not pool:
+        raise ArenaError("format 'gauntlet' needs format.candidates (agent labels) and at least one other agent")
+    yield [Pairing((c,) + rest, games * num_players) for c in candidates
+           for rest in combinations(pool, num_players - 1)]
+    return []
+
+
+def match_points(records: Sequence[Any], a: str) -> float:
+    """Points of ``a`` over a match's games (win 1, draw ½) against its opponent."""
+    pts = 0.0
+    for r in records:
+        pa = r.seats.index(a)
+        pts += pair_score(r.returns[pa], r.returns[1 - pa])
+    return pts
+
+
+def swiss(names: Sequence[str], games: int, rounds: int | None, seed: int) -> FormatGen:
+    n = len(names)
+    rounds = rounds or max(1, min(math.ceil(math.log2(n)), n - 1))
+    points = {a: 0.0 for a in names}
+    met: dict[str, set[str]] = {a: set() for a in names}
+    had_bye: set[str] = set()
+    for rnd in range(rounds):
+        rng = np.random.default_rng([seed & 0xFFFFFFFF, 7, rnd])
+        order = [names[i] for i in rng.permutation(n)]
+        order.sort(key=lambda a: -points[a])
+        bye = None
+        if n % 2:
+            bye = next((a for a in reversed(order) if a not in had_bye), order[-1])
+            order.remove(bye)
+            had_bye.add(bye)
+            points[bye] += 1.0
+        pairs, free = [], list(order)
+        while free:
+            a = free.pop(0)
+            b = next((x for x in free if x not in met[a]), free[0])
+            free.remove(b)
+            pairs.append((a, b))
+        results = yield [Pairing(p, games) for p in pairs]
+        for (a, b), recs in zip(pairs, results):
+            pa, pb = match_points(recs, a), match_points(recs, b)
+            points[a] += 1.0 if pa > pb else 0.5 if pa == pb else 0.0
+            points[b] += 1.0 if pb > pa else 0.5 if pa == pb else 0.0
+            met[a].add(b)
+            met[b].add(a)
+    buchholz = {a: sum(points[o] for o in met[a]) for a in names}
+    return sorted(names, key=lambda a: (-points[a], -buchholz[a], names.index(a)))
+
+
+def bracket_order(size: int) -> list[int]:
+    """Seed order of a power-of-two bracket: 8 → [0, 7, 3, 4, 1, 6, 2, 5] (1v8, 4v5, 2v7, 3v6)."""
+    b = [0]
+    while len(b) < size:
+        b = [x for i in b for x in (i, 2 * len(b) - 1 - i)]
+    return b
+
+
+def elimination(names: Sequence[str], games: int, reference: str | None) -> FormatGen:
+    ref = reference or names[0]
+    if ref not in names:
+        raise ArenaError(f"format.reference '{ref}' is not one of the agents: {', '.join(names)}")
+    others = [a for a in names if a != ref]
+    total = {a: 0.0 for a in names}
+    played = {a: 0 for a in names}
+
+    def book(recs: Sequence[Any], a: str, b: str) -> tuple[float, float]:
+        pa, pb = match_points(recs, a), match_points(recs, b)
+        for x, p in ((a, pa), (b, pb)):
+            total[x] += p
+            played[x] += len(recs)
+        return pa, pb
+
+    results = yield [Pairing((ref, a), games) for a in others]
+    seed_score = {}
+    for a, recs in zip(others, results):
+        _, pa = book(recs, ref, a)
+        seed_score[a] = pa / max(1, len(recs))
+    seed_score[ref] = float(np.mean([1.0 - seed_score[a] for a in others])) if others else 0.0
+    seeds = sorted(names, key=lambda a: (-seed_score[a], names.index(a)))
+    size = 1 << max(0, (len(seeds) - 1).bit_length())
+    slots: list[str | None] = [seeds[i] if i < len(seeds) else None for i in bracket_order(size)]
+    out_round: dict[str, int] = {}
+    rnd = 0
+    while len(slots) > 1:
+        pairs = [(slots[i], slots[i + 1]) for i in range(0, len(slots), 2)]
+        to_play = [(a, b) for a, b in pairs if a is not None and b is not None]
+        results = yield [Pairing(p, games) for p in to_play] if to_play else []
+        winners = {}
+        for (a, b), recs in zip(to_play, results):
+            pa, pb = book(recs, a, b)
+            winners[(a, b)] = a if pa >= pb else b
+            out_round[b if winners[(a, b)] == a else a] = rnd
+        slots = [winners.get((a, b), a if b is None else b) for a, b in pairs]
+        rnd += 1
+    champion = slots[0]
+    mean = {a: total[a] / max(1, played[a]) for a in names}
+    rest = sorted((a for a in names if a != champion), key=lambda a: (-out_round.get(a, -1), -mean[a], names.index(a)))
+    return [champion] + rest
+
+
+def adaptive(names: Sequence[str], batch_games: int, budget: int | None, confidence: float,
+             min_degree: int, ridge: float, seed: int) -> FormatGen:
+    """Coverage rings, then uncertainty-guided batches (see module docstring)."""
+    from scipy.stats import norm
+
+    n = len(names)
+    rng = np.random.default_rng([seed & 0xFFFFFFFF, 11])
+    budget = budget if budget is not None else 4 * n * (n - 1) * batch_games
+    outcomes: list[tuple[str, str, float]] = []
+    spent = 0
+
+    def take(results: Results) -> None:
+        nonlocal spent
+        for recs in results:
+            outcomes.extend(pairwise_outcomes(recs))
+            spent += len(recs)
+
+    for _ in range(max(1, math.ceil(min_degree / 2))):
+        perm = [names[i] for i in rng.permutation(n)]
+        ring = [(perm[i], perm[(i + 1) % n]) for i in range(n if n > 2 else 1)]
+        take((yield [Pairing(p, batch_games) for p in ring]))
+    while True:
+        fit = bradley_terry(outcomes, names, bootstrap=0, ridge=ridge)
+        order = list(np.argsort(-fit.theta))
+        cand = []
+        for r in range(n - 1):
+            for d in (1, 2):
+                if r + d >= n:
+                    continue
+                i, j = order[r], order[r + d]
+                var = fit.cov[i, i] + fit.cov[j, j] - 2 * fit.cov[i, j]
+                z = (fit.theta[i] - fit.theta[j]) / math.sqrt(max(var, 1e-12))
+                cand.append((float(norm.sf(z)), d, i, j))
+        worst_adjacent = max((u for u, d, _, _ in cand if d == 1), default=0.0)
+        if worst_adjacent < 1.0 - confidence or spent + batch_games > budget:
+            break
+        cand.sort(key=lambda c: -c[0])
+        busy: set[int] = set()
+        batch = []
+        for u, _, i, j in cand:
+            if i in busy or j in busy or spent + (len(batch) + 1) * batch_games > budget:
+                continue
+            busy.update((i, j))
+            batch.append(Pairing((names[i], names[j]), batch_games))
+        take((yield batch))
+    fit = bradley_terry(outcomes, names, bootstrap=0, ridge=ridge)
+    return [names[i] for i in np.argsort(-fit.theta, kind="stable")]
+
+
+def make_format(cfg: FormatConfig, names: Sequence[str], num_players: int, seed: int) -> FormatGen:
+    """The generator for ``cfg.kind`` over agent labels ``names``."""
+    names = list(names)
+    if cfg.kind not in FORMATS:
+        raise ArenaError(f"unknown format.kind '{cfg.kind}'; known: {', '.join(FORMATS)}")
+    if len(names) < num_players:
+        raise ArenaError(f"a {num_players}-player game needs at least {num_players} agents, got {len(names)}")
+    if cfg.games < 1 or cfg.batch_games < 1:
+        raise ArenaError("format.games and format.batch_games must be at least 1")
+    if cfg.kind == "round_robin":
+        return round_robin(names, cfg.games, num_players)
+    if cfg.kind == "gauntlet":
+        unknown = [c for c in cfg.candidates if c not in names]
+        if unknown:
+            raise ArenaError(f"format.candidates {unknown} are not agent labels; labels: {', '.join(names)}")
+        return gauntlet(names, list(cfg.candidates), cfg.games, num_players)
+    if num_players != 2:
+        raise ArenaError(f"format '{cfg.kind}' is for 2-player games; use round_robin or gauntlet for "
+                         f"{num_players}-player games")
+    if cfg.kind == "swiss":
+        return swiss(names, cfg.games, cfg.rounds, seed)
+    if cfg.kind == "elimination":
+        return elimination(names, cfg.games, cfg.reference)
+    if not 0.5 < cfg.confidence < 1.0:
+        raise ArenaError(f"format.confidence must lie in (0.5, 1), got {cfg.confidence}")
+    return adaptive(names, cfg.batch_games, cfg.budget, cfg.confidence, cfg.min_degree, cfg.ridge, seed)
+
+
+def drive(fmt: FormatGen, play: Callable[[int, Round], Results]) -> list[str]:
+    """Run a format to the end: ``play(round_number, pairings)`` returns each pairing's games."""
+    rnd = 0
+    try:
+        pairings = next(fmt)
+        while True:
+            results = play(rnd, pairings)
+            rnd += 1
+            pairings = fmt.send(results)
+    except StopIteration as stop:
+        return list(stop.value or [])
+
+
+# -- from pairings to concrete games -------------------------------------------------------------
+@dataclass(frozen=True)
+class PlannedGame:
+    id: str
+    plan_seq: int
+    round: int
+    pairing: str
+    seats: tuple[str, ...]
+    deal: int
+
+
+class Planner:
+    """Turns pairings into games with stable ids: game ``k`` of a group (counted over the whole
+    run) seats the group rotated by ``k mod n`` and plays deal ``k div n``."""
+
+    def __init__(self, run: str, seed: int) -> None:
+        from arena.store import match_id
+
+        self._id = match_id
+        self.run, self.seed = run, seed
+        self.counters: dict[tuple[str, ...], int] = {}
+        self.seq = 0
+
+    def plan(self, rnd: int, pairings: Round) -> list[list[PlannedGame]]:
+        out = []
+        for p in pairings:
+            n = len(p.group)
+            key = "|".join(p.group)
+            start = self.counters.get(p.group, 0)
+            games = []
+            for k in range(start, start + p.games):
+                r = k % n
+                seats = tuple(p.group[(s + r) % n] for s in range(n))
+                games.append(PlannedGame(self._id(self.run, key, self.seed, k), self.seq, rnd, key, seats, k // n))
+                self.seq += 1
+            self.counters[p.group] = start + p.games
+            out.append(games)
+        return out
+
+
+# -- the driver ----------------------------------------------------------------------------------
+@dataclass
+class TournamentResult:
+    run_dir: str
+    names: list[str]
+    format_ranking: list[str]
+    board: dict[str, Any]
+    played: int
+    """Games played by this invocation (0 when everything was already in the store)."""
+    total: int
+
+
+def _plain(spec: Any) -> Any:
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+
+    if isinstance(spec, (DictConfig, ListConfig)):
+        return OmegaConf.to_container(spec, resolve=True)
+    return spec
+
+
+def fingerprint_of(cfg: TournamentConfig, labels: Sequence[str]) -> str:
+    """What decides the results: game, agents, format, seed, timeout (not the executor or outputs)."""
+    from dataclasses import asdict
+
+    from arena.store import fingerprint
+
+    return fingerprint({"game": cfg.game, "agents": [_plain(a) for a in cfg.agents], "labels": list(labels),
+                        "format": asdict(cfg.format), "seed": cfg.seed, "timeout": cfg.timeout})
+
+
+def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet: bool = False) -> TournamentResult:
+    """Play (or resume) the tournament ``cfg`` into its run directory ``cfg.out`` and write the
+    leaderboard files. Safe to call again after a crash: finished games are never replayed."""
+    from arena.cli import _dedupe_names
+    from arena.executor import GameTask, make_executor, remember_agent
+    from arena.leaderboard import compute, plot_payoff, plot_ratings, write_files
+    from arena.loading import load_agent, load_game
+    from arena.logging import TensorBoard, progress
+    from arena.store import MatchRecord, RunStore
+
+    game = load_game(cfg.game)
+    specs = [_plain(a) for a in cfg.agents]
+    agents = [load_agent(s, game) for s in specs]
+    _dedupe_names(agents)
+    names = [a.name for a in agents]
+    game_name = game.spec.full_name
+    for s, a in zip(specs, agents):
+        remember_agent(game, game_name, s, a.name, a)
+    spec_of = dict(zip(names, specs))
+    fmt = make_format(cfg.format, names, game.spec.num_players, cfg.seed)
+    fp = fingerprint_of(cfg, names)
+    store = RunStore.open(cfg.out, fp, config_text)
+    tb = TensorBoard(store.path / "tb", enabled=cfg.tensorboard)
+    planner = Planner(fp, cfg.seed)
+    played = 0
+    rc = cfg.ratings
+
+    def snapshot(upto: int) -> None:
+        records = store.matches()
+        done = store.snapshot_steps("bt")
+        every = max(1, rc.snapshot_every)
+        steps = [s for s in list(range(every, upto + 1, every)) + [upto] if s not in done and 0 < s <= len(records)]
+        for step in sorted(set(steps)):
+            prefix = records[:step]
+            fit = bradley_terry(pairwise_outcomes(prefix), names, bootstrap=0)
+            games = {a: sum(1 for r in prefix for x in r.seats if x == a) for a in names}
+            store.record_snapshot(step, "bt", {a: (fit.rating[i], None, None, games[a]) for i, a in enumerate(names)})
+            tb.scalars({f"rating/bt/{a}": fit.rating[i] for i, a in enumerate(names)}, step)
+
+    with make_executor(cfg.executor) as ex, progress(f"{game_name} {cfg.format.kind}", 0,
+                                                       cfg.progress and not quiet) as bar:
+        def play(rnd: int, pairings: Round) -> Results:
+            nonlocal played
+            planned = planner.plan(rnd, pairings)
+            flat = [g for games in planned for g in games]
+            have = store.match_ids()
+            todo = [g for g in flat if g.id not in have]
+            bar.add_total(len(flat))
+            bar.advance(len(flat) - len(todo))
+            tasks = []
+            by_seats: dict[tuple[str, ...], list[PlannedGame]] = {}
+            for g in todo:
+                by_seats.setdefault(g.seats, []).append(g)
+            chunk = max(1, cfg.executor.chunk)
+            for seats, gs in by_seats.items():
+                for i in range(0, len(gs), chunk):
+                    part = gs[i:i + chunk]
+                    tasks.append(GameTask(game_name, tuple(spec_of[a] for a in seats), seats, cfg.seed,
+                                          tuple(g.deal for g in part), cfg.timeout, cfg.transcripts,
+                                          {g.deal: g for g in part}))
+
+            def on_result(task: GameTask, res: Any) -> None:
+                nonlocal played
+                g = task.key[res.index]
+                rec = MatchRecord.from_result(res, id=g.id, pairing=g.pairing, game=game_name,
+                                              plan_seq=g.plan_seq, round=g.round)
+                if store.record_match(rec, res.transcript if cfg.transcripts else None):
+                    played += 1
+                bar.advance(1)
+
+            ex.run(tasks, on_result)
+            by_id = {r.id: r for r in store.matches()}
+            missing = [g.id for g in flat if g.id not in by_id]
+            if missing:
+                raise ArenaError(f"{len(missing)} planned games are missing from the store after round {rnd}")
+            snapshot(planner.seq)
+            return [[by_id[g.id] for g in games] for games in planned]
+
+        ranking = drive(fmt, play)
+    records = store.matches()
+    board = compute(records, names, elo_k=rc.elo_k, bootstrap=rc.bootstrap, openskill_model=rc.openskill_model,
+                    alpha=rc.alpha, seed=cfg.seed)
+    title = f"{game_name} — {cfg.format.kind}"
+    write_files(board, store.path, title, {"format": cfg.format.kind, "format_ranking": ranking, "seed": cfg.seed})
+    if cfg.plots:
+        plot_payoff(board, store.path / "payoff.png")
+        plot_ratings(store.snapshots("bt"), store.path / "ratings.png")
+    for row in board["rows"]:
+        tb.scalar(f"final/bt/{row.agent}", row.rating, len(records))
+    from arena.leaderboard import to_markdown
+
+    tb.text("leaderboard", to_markdown(board, title), len(records))
+    tb.close()
+    store.close()
+    return TournamentResult(str(store.path), names, ranking, board, played, len(records))

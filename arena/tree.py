@@ -1,0 +1,362 @@
+"""Compile a tree-view game once into flat arrays, so solvers run on vectors, not Python trees.
+
+Histories are enumerated depth-first and stored breadth-ordered: every depth level is one
+contiguous range of node ids and the children of a node are contiguous inside the next level.
+A CFR iteration or an exact best response is then a loop over levels of a few gathers and
+segment sums (``np.add.reduceat``), whatever the game.
+
+Information sets are grouped by player and their actions laid out as *slots*: player ``p``'s
+slots form one contiguous range and the slots of one infoset are contiguous, so a policy is a
+flat vector ``sigma[slot]`` and per-infoset sums are segment sums too. Chance probabilities
+live in the same ``probs`` buffer after the slots, so the probability of the edge into node
+``h`` is always ``probs[edge[h]]``.
+"""
+from __future__ import annotations
+
+import os
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from arena.errors import ArenaError
+from arena.game import CHANCE, TERMINAL, Game, State, require_tree
+
+DEFAULT_MAX_NODES = 3_000_000
+BYTES_PER_NODE = 120  # arrays kept per history by the tree and by one solver (measured, rounded up)
+
+
+@dataclass
+class Tree:
+    """A game tree as flat arrays (see the module docstring for the layout)."""
+
+    game_name: str
+    num_players: int
+    parent: np.ndarray          # (N,) parent node id, -1 at the root
+    player: np.ndarray          # (N,) acting player, CHANCE or TERMINAL
+    edge: np.ndarray            # (N,) index into probs of the edge from the parent
+    utility: np.ndarray         # (n, N) returns at terminals, 0 elsewhere
+    chance_probs: np.ndarray    # (C,) probabilities of chance edges (probs[S:S+C]); probs[-1] == 1
+    levels: list[tuple[int, int]]
+    info_player: np.ndarray     # (I,)
+    info_start: np.ndarray      # (I,) first slot of each infoset
+    info_size: np.ndarray       # (I,) number of legal actions
+    info_node: np.ndarray       # (I,) one history of the infoset (a representative)
+    info_level: np.ndarray      # (I,) number of the player's own earlier decisions (perfect recall)
+    info_keys: list[str]
+    slot_info: np.ndarray       # (S,) infoset of each slot
+    slot_action: np.ndarray     # (S,) game action id of each slot
+    player_slots: list[tuple[int, int]]
+    player_infos: list[tuple[int, int]]
+    paths: list[tuple]          # (I,) actions from the root to the representative history
+    compile_seconds: float = 0.0
+    _derived: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    # -- sizes -----------------------------------------------------------------------------------
+    @property
+    def num_nodes(self) -> int:
+        return int(self.parent.shape[0])
+
+    @property
+    def num_slots(self) -> int:
+        return int(self.slot_info.shape[0])
+
+    @property
+    def num_infosets(self) -> int:
+        return int(self.info_player.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        arrays = [v for v in vars(self).values() if isinstance(v, np.ndarray)]
+        arrays += [v for v in self._derived.values() if isinstance(v, np.ndarray)]
+        return int(sum(a.nbytes for a in arrays))
+
+    def size_report(self) -> dict[str, Any]:
+        return {
+            "game": self.game_name, "histories": self.num_nodes,
+            "terminals": int((self.player == TERMINAL).sum()), "infosets": self.num_infosets,
+            "infoset_actions": self.num_slots, "depth": len(self.levels) - 1,
+            "megabytes": round(self.nbytes / 2**20, 2), "compile_seconds": round(self.compile_seconds, 3),
+        }
+
+    # -- derived index arrays the passes need ------------------------------------------------------
+    def derived(self) -> dict[str, Any]:
+        """Per-level segment layouts and per-player edge lists, computed once on first use."""
+        if self._derived:
+            return self._derived
+        d: dict[str, Any] = {}
+        S = self.num_slots
+        owner = np.full(self.num_nodes, -1, dtype=np.int64)   # player whose choice is the edge into h
+        nonroot = self.parent >= 0
+        owner[nonroot] = self.player[self.parent[nonroot]]
+        owner[owner < 0] = -1
+        d["owner"] = owner
+        d["edge"] = self.edge
+        d["owner_mask"] = np.stack([owner == p for p in range(self.num_players)])
+        lv = []
+        for depth in range(1, len(self.levels)):
+            s, e = self.levels[depth]
+            par = self.parent[s:e]
+            new = np.r_[True, par[1:] != par[:-1]]
+            starts = np.flatnonzero(new)
+            lv.append((s, e, par, starts, par[starts], np.cumsum(new) - 1))
+        d["levels"] = lv
+        pe = []
+        for p in range(self.num_players):
+            child = np.flatnonzero(owner == p)
+            s0, _ = self.player_slots[p]
+            pe.append((child, self.parent[child], self.edge[child] - s0))
+        d["player_edges"] = pe
+        d["slot_node"] = self.info_node[self.slot_info]
+        d["slot_nact"] = self.info_size[self.slot_info].astype(np.float64)
+        d["probs"] = np.concatenate([np.zeros(S), self.chance_probs])
+        self._derived.update(d)
+        return self._derived
+
+    def probs_with(self, sigma: np.ndarray) -> np.ndarray:
+        """The edge-probability buffer for policy ``sigma`` (slots first, then chance, then 1)."""
+        probs = self.derived()["probs"].copy()
+        probs[: self.num_slots] = sigma
+        return probs
+
+    def uniform_policy(self) -> np.ndarray:
+        return 1.0 / self.derived()["slot_nact"]
+
+    def state_of(self, infoset: int, game: Game) -> State:
+        """A fresh state at the representative history of an infoset (replayed from the root)."""
+        state = game.new_initial_state()
+        for a in self.paths[infoset]:
+            state.apply_action(a)
+        return state
+
+
+# -- compilation ---------------------------------------------------------------------------------
+def compile_tree(game: Game, max_nodes: int | None = None) -> Tree:
+    """Enumerate every history of ``game`` once. Refuses (ArenaError) above ``max_nodes``
+    histories or when the arrays would not fit in available memory."""
+    require_tree(game)
+    max_nodes = _node_budget(max_nodes)
+    start = time.perf_counter()
+    n = game.spec.num_players
+    parent: list[int] = []
+    depth: list[int] = []
+    player: list[int] = []
+    slot_ref: list[int] = []     # decision parent: action position; chance parent: chance index
+    node_info: list[int] = []
+    util: dict[int, list[float]] = {}
+    chance_probs: list[float] = []
+    keys: dict[str, int] = {}
+    info_actions: list[tuple[int, ...]] = []
+    info_player: list[int] = []
+    info_node: list[int] = []
+    info_level: list[int] = []
+    paths: list[tuple] = []
+
+    # stack entries: (state, parent id, depth, slot_ref, own-decision counts, path)
+    stack: list[tuple] = [(game.new_initial_state(), -1, 0, -1, (0,) * n, ())]
+    while stack:
+        state, par, dep, ref, own, path = stack.pop()
+        h = len(parent)
+        if h >= max_nodes:
+            raise ArenaError(
+                f"game '{game.spec.full_name}' has more than {max_nodes:,} histories: its tree (about "
+                f"{max_nodes * BYTES_PER_NODE / 2**30:.1f} GiB or more) is too large to enumerate; use a sampling "
+                "solver instead (arena solve --algo os-mccfr or es-mccfr)")
+        parent.append(par)
+        depth.append(dep)
+        slot_ref.append(ref)
+        cur = state.current_player()
+        player.append(cur)
+        node_info.append(-1)
+        if cur == TERMINAL:
+            util[h] = [float(x) for x in state.returns()]
+            continue
+        if cur == CHANCE:
+            outcomes = state.chance_outcomes()
+            kids = []
+            for a, p in outcomes:
+                child = state.clone()
+                child.apply_action(a)
+                kids.append((child, h, dep + 1, len(chance_probs), own, path + (a,)))
+                chance_probs.append(float(p))
+            stack.extend(reversed(kids))
+            continue
+        if cur < 0:
+            raise ArenaError(f"game '{game.spec.full_name}' has simultaneous nodes; the tree compiler needs "
+                             "a turn-based game (player {cur} at history {list(path)})")
+        key = state.information_state_key(cur)
+        legal = tuple(state.legal_actions(cur))
+        info = keys.get(key)
+        if info is None:
+            info = keys[key] = len(info_actions)
+            info_actions.append(legal)
+            info_player.append(cur)
+            info_node.append(h)
+            info_level.append(own[cur])
+            paths.append(path)
+        elif info_actions[info] != legal or info_level[info] != own[cur]:
+            raise ArenaError(f"game '{game.spec.full_name}': info state {key!r} is reached with different legal "
+                             "actions or own histories, so its keys are not perfect-recall; no tree view")
+        node_info[h] = info
+        nxt = tuple(c + (i == cur) for i, c in enumerate(own))
+        kids = []
+        for k, a in enumerate(legal):
+            child = state.clone()
+            child.apply_action(a)
+            kids.append((child, h, dep + 1, k, nxt, path + (a,)))
+        stack.extend(reversed(kids))
+
+    return _assemble(game, n, np.asarray(parent), np.asarray(depth), np.asarray(player), np.asarray(slot_ref),
+                     np.asarray(node_info), util, chance_probs, keys, info_actions, info_player, info_node,
+                     info_level, paths, time.perf_counter() - start)
+
+
+def _assemble(game, n, parent, depth, player, slot_ref, node_info, util, chance_probs, keys, info_actions,
+              info_player, info_node, info_level, paths, seconds) -> Tree:
+    """Reorder the depth-first nodes by depth (stable, so siblings stay contiguous) and lay out slots."""
+    order = np.argsort(depth, kind="stable")
+    new_id = np.empty_like(order)
+    new_id[order] = np.arange(order.size)
+    parent = np.where(parent[order] >= 0, new_id[np.maximum(parent[order], 0)], -1)
+    player = player[order].astype(np.int64)
+    slot_ref = slot_ref[order]
+    node_info = node_info[order]
+    depth = depth[order]
+
+    # infosets grouped by player (stable: discovery order inside a player)
+    iplayer = np.asarray(info_player, dtype=np.int64)
+    iorder = np.argsort(iplayer, kind="stable")
+    inew = np.empty_like(iorder)
+    inew[iorder] = np.arange(iorder.size)
+    sizes = np.asarray([len(info_actions[i]) for i in iorder], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    S = int(sizes.sum())
+    slot_info = np.repeat(np.arange(iorder.size), sizes)
+    slot_action = np.asarray([a for i in iorder for a in info_actions[i]], dtype=np.int64)
+    node_info = np.where(node_info >= 0, inew[np.maximum(node_info, 0)], -1)
+
+    # edge index of every node into probs = [slots..., chance..., 1.0]
+    C = len(chance_probs)
+    edge = np.full(parent.size, S + C, dtype=np.int64)
+    has_parent = parent >= 0
+    ppl = np.where(has_parent, player[np.maximum(parent, 0)], TERMINAL)
+    dec = has_parent & (ppl >= 0)
+    edge[dec] = starts[node_info[parent[dec]]] + slot_ref[dec]
+    ch = has_parent & (ppl == CHANCE)
+    edge[ch] = S + slot_ref[ch]
+
+    utility = np.zeros((n, parent.size))
+    for h, r in util.items():
+        utility[:, new_id[h]] = r
+    bounds = np.flatnonzero(np.r_[True, depth[1:] != depth[:-1], True])
+    levels = [(int(bounds[i]), int(bounds[i + 1])) for i in range(len(bounds) - 1)]
+    player_infos, player_slots = [], []
+    for p in range(n):
+        ids = np.flatnonzero(iplayer[iorder] == p)
+        i0, i1 = (int(ids[0]), int(ids[-1]) + 1) if ids.size else (0, 0)
+        player_infos.append((i0, i1))
+        player_slots.append((int(starts[i0]) if ids.size else 0, int(starts[i1 - 1] + sizes[i1 - 1]) if ids.size else 0))
+    inv_keys = {v: k for k, v in keys.items()}
+    return Tree(
+        game_name=game.spec.full_name, num_players=n, parent=parent.astype(np.int64), player=player, edge=edge,
+        utility=utility, chance_probs=np.asarray(chance_probs + [1.0]), levels=levels,
+        info_player=iplayer[iorder], info_start=starts, info_size=sizes,
+        info_node=new_id[np.asarray(info_node, dtype=np.int64)[iorder]] if iorder.size else np.zeros(0, np.int64),
+        info_level=np.asarray(info_level, dtype=np.int64)[iorder] if iorder.size else np.zeros(0, np.int64),
+        info_keys=[inv_keys[int(i)] for i in iorder], slot_info=slot_info, slot_action=slot_action,
+        player_slots=player_slots, player_infos=player_infos, paths=[paths[int(i)] for i in iorder],
+        compile_seconds=seconds,
+    )
+
+
+def _node_budget(max_nodes: int | None) -> int:
+    """Histories we may enumerate: the caller's cap, and what half the free memory can hold."""
+    cap = DEFAULT_MAX_NODES if max_nodes is None else int(max_nodes)
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        cap = min(cap, max(1000, free // 2 // (BYTES_PER_NODE * 8)))  # x8: Python objects while enumerating
+    except (ValueError, OSError, AttributeError):
+        pass
+    return cap
+
+
+_CACHE: "weakref.WeakKeyDictionary[Game, Tree]" = weakref.WeakKeyDictionary()
+
+
+def get_tree(game: Game, max_nodes: int | None = None) -> Tree:
+    """The compiled tree of ``game``, compiled once per game object."""
+    tree = _CACHE.get(game)
+    if tree is None:
+        tree = _CACHE[game] = compile_tree(game, max_nodes)
+    return tree
+
+
+# -- the two passes every solver needs -----------------------------------------------------------
+class NumpyOps:
+    """Array operations the passes use; the torch backend provides the same names."""
+
+    name = "numpy"
+
+    @staticmethod
+    def segsum(x, starts, seg, n):
+        """Sums of contiguous segments beginning at ``starts`` (``seg``/``n``: segment id per
+        element and count, for backends without reduceat)."""
+        return np.add.reduceat(x, starts, axis=-1)
+
+    @staticmethod
+    def scatter_sum(index, weights, n):
+        return np.bincount(index, weights=weights, minlength=n)
+
+    @staticmethod
+    def clip0(x):
+        return np.maximum(x, 0.0)
+
+    @staticmethod
+    def where(c, a, b):
+        return np.where(c, a, b)
+
+    @staticmethod
+    def asarray(x, dtype=None):
+        return np.asarray(x, dtype=dtype)
+
+    @staticmethod
+    def to_numpy(x):
+        return np.asarray(x)
+
+
+def reach(tree: Tree, probs, ops=NumpyOps, arrays: dict | None = None):
+    """Per-player reach ``(n, N)``: the product of each player's own action probabilities on
+    the path to every history (chance excluded; see :func:`chance_reach`)."""
+    d = arrays or tree.derived()
+    F = ops.where(d["owner_mask"], probs[d["edge"]], 1.0)
+    R = F  # filled in place; the root's row is already 1 (its edge points at the constant 1)
+    for s, e, par, *_ in d["levels"]:
+        R[:, s:e] = R[:, par] * F[:, s:e]
+    return R
+
+
+def chance_reach(tree: Tree) -> np.ndarray:
+    d = tree.derived()
+    if "chance_reach" not in d:
+        d["chance_reach"] = reach_by(tree, tree.probs_with(np.ones(tree.num_slots)))
+    return d["chance_reach"]
+
+
+def reach_by(tree: Tree, probs: np.ndarray) -> np.ndarray:
+    """Total reach of every history when every edge ``h`` has probability ``probs[edge[h]]``."""
+    f = probs[tree.edge]
+    out = f.copy()
+    for s, e, par, *_ in tree.derived()["levels"]:
+        out[s:e] = out[par] * f[s:e]
+    return out
+
+
+def backward(tree: Tree, f, values, ops=NumpyOps, arrays: dict | None = None):
+    """Expected values bottom-up: ``values`` holds terminal utilities (rows: players) and is
+    filled in place, each node getting the ``f``-weighted sum of its children."""
+    d = arrays or tree.derived()
+    for s, e, par, starts, parents, seg in reversed(d["levels"]):
+        values[..., parents] = ops.segsum(f[s:e] * values[..., s:e], starts, seg, parents.shape[0])
+    return values
