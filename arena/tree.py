@@ -99,9 +99,8 @@ class Tree:
         for depth in range(1, len(self.levels)):
             s, e = self.levels[depth]
             par = self.parent[s:e]
-            new = np.r_[True, par[1:] != par[:-1]]
-            starts = np.flatnonzero(new)
-            lv.append((s, e, par, starts, par[starts], np.cumsum(new) - 1))
+            ps, pe = self.levels[depth - 1]
+            lv.append((s, e, par, ps, pe, par - ps))
         d["levels"] = lv
         pe = []
         for p in range(self.num_players):
@@ -110,10 +109,24 @@ class Tree:
             pe.append((child, self.parent[child], self.edge[child] - s0))
         d["player_edges"] = pe
         d["slot_node"] = self.info_node[self.slot_info]
+        d["own_paths"] = [self._own_paths(p, owner) for p in range(self.num_players)]
         d["slot_nact"] = self.info_size[self.slot_info].astype(np.float64)
         d["probs"] = np.concatenate([np.zeros(S), self.chance_probs])
         self._derived.update(d)
         return self._derived
+
+    def _own_paths(self, p: int, owner: np.ndarray) -> np.ndarray:
+        """For each of player ``p``'s infosets, the probs indices of ``p``'s own earlier actions
+        (padded with the constant-1 index): the product over a row is ``p``'s own reach."""
+        i0, i1 = self.player_infos[p]
+        one = self.num_slots + self.chance_probs.size - 1
+        cur = self.info_node[i0:i1].copy()
+        cols = []
+        while cur.size and (cur > 0).any():
+            cols.append(np.where(owner[cur] == p, self.edge[cur], one))
+            cur = np.maximum(self.parent[cur], 0)
+        cols = [c for c in cols if (c != one).any()]
+        return np.stack(cols, axis=1) if cols else np.full((i1 - i0, 1), one)
 
     def probs_with(self, sigma: np.ndarray) -> np.ndarray:
         """The edge-probability buffer for policy ``sigma`` (slots first, then chance, then 1)."""
@@ -326,37 +339,26 @@ class NumpyOps:
         return np.asarray(x)
 
 
-def reach(tree: Tree, probs, ops=NumpyOps, arrays: dict | None = None):
-    """Per-player reach ``(n, N)``: the product of each player's own action probabilities on
-    the path to every history (chance excluded; see :func:`chance_reach`)."""
+def forward(tree: Tree, f, arrays: dict | None = None):
+    """Reach of every history: the product of the edge factors ``f`` (one per node, the
+    probability of the edge into it) along its path. Mask ``f`` to 1 on some players' edges to
+    get other players' (and chance's) reach."""
     d = arrays or tree.derived()
-    F = ops.where(d["owner_mask"], probs[d["edge"]], 1.0)
-    R = F  # filled in place; the root's row is already 1 (its edge points at the constant 1)
+    out = f * 1.0
     for s, e, par, *_ in d["levels"]:
-        R[:, s:e] = R[:, par] * F[:, s:e]
-    return R
-
-
-def chance_reach(tree: Tree) -> np.ndarray:
-    d = tree.derived()
-    if "chance_reach" not in d:
-        d["chance_reach"] = reach_by(tree, tree.probs_with(np.ones(tree.num_slots)))
-    return d["chance_reach"]
-
-
-def reach_by(tree: Tree, probs: np.ndarray) -> np.ndarray:
-    """Total reach of every history when every edge ``h`` has probability ``probs[edge[h]]``."""
-    f = probs[tree.edge]
-    out = f.copy()
-    for s, e, par, *_ in tree.derived()["levels"]:
         out[s:e] = out[par] * f[s:e]
     return out
 
 
 def backward(tree: Tree, f, values, ops=NumpyOps, arrays: dict | None = None):
-    """Expected values bottom-up: ``values`` holds terminal utilities (rows: players) and is
-    filled in place, each node getting the ``f``-weighted sum of its children."""
+    """Expected values bottom-up: ``values`` (one player's terminal utilities) is filled in
+    place, every node getting the ``f``-weighted sum of its children."""
     d = arrays or tree.derived()
-    for s, e, par, starts, parents, seg in reversed(d["levels"]):
-        values[..., parents] = ops.segsum(f[s:e] * values[..., s:e], starts, seg, parents.shape[0])
+    for s, e, _, ps, pe, local in reversed(d["levels"]):
+        values[ps:pe] += ops.scatter_sum(local, f[s:e] * values[s:e], pe - ps)
     return values
+
+
+def edge_factors(tree: Tree, sigma: np.ndarray) -> np.ndarray:
+    """Per-node probability of the edge into it under slot policy ``sigma``."""
+    return tree.probs_with(sigma)[tree.edge]
