@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from arena import rating as R
+from arena.errors import ArenaError
 
 
 @dataclass
@@ -51,13 +52,23 @@ def agent_names(records: Sequence[Any], names: Sequence[str] = ()) -> list[str]:
     return out
 
 
-def compute(records: Sequence[Any], names: Sequence[str] = (), elo_k: float = 32.0, bootstrap: int = 200,
-            openskill_model: str = "PlackettLuce", alpha: float = 100.0, seed: int = 0) -> dict[str, Any]:
-    """Every rating and tally for the leaderboard, plus the payoff matrix (for the heatmap)."""
+def compute(records: Sequence[Any], names: Sequence[str] = (), scale: float | None = None, elo_k: float = 32.0,
+            bootstrap: int = 200, openskill_model: str = "PlackettLuce", alpha: float = 100.0,
+            seed: int = 0, rank_by: str = "auto") -> dict[str, Any]:
+    """Every rating and tally for the leaderboard, plus the payoff matrix (for the heatmap).
+    ``scale`` selects margin scores for BT and Elo (:func:`arena.rating.pair_score`).
+
+    ``rank_by``: ``bt``, ``nash`` (Nash-averaged score, ties by BT), ``elo``, ``openskill``,
+    ``mean_return``, or ``auto`` = ``nash`` when every pair of a 2-player pool has met (a
+    complete payoff matrix), else ``bt``. Why: a transitive rating puts an exploiter of weak
+    agents above an unexploitable one it loses to (Kuhn: always-bet crushes random but loses
+    to the Nash policy); the Nash average never does."""
+    if rank_by not in RANK_KEYS:
+        raise ArenaError(f"ratings.rank_by must be one of {', '.join(RANK_KEYS)}, got '{rank_by}'")
     names = agent_names(records, names)
-    outcomes = R.pairwise_outcomes(records)
+    outcomes = R.pairwise_outcomes(records, scale)
     bt = R.bradley_terry(outcomes, names, bootstrap=bootstrap, seed=seed)
-    elo = R.elo(records, k=elo_k, names=names)
+    elo = R.elo(records, k=elo_k, names=names, scale=scale)
     osk = R.openskill(records, model=openskill_model, names=names)
     tally = {a: {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "ret": 0.0, "forfeits": 0}
              for a in names}
@@ -90,15 +101,31 @@ def compute(records: Sequence[Any], names: Sequence[str] = (), elo_k: float = 32
                         mu - 3 * sigma, t["games"], t["wins"], t["draws"], t["losses"], t["points"] / g,
                         t["ret"] / g, t["forfeits"], None if pi is None else float(pi[i]),
                         None if nash is None else float(nash[i])))
-    rows.sort(key=lambda r: (-r.rating, r.agent))
+    complete = C is not None and bool(np.all((C + np.eye(len(names))) > 0))
+    key = ("nash" if complete else "bt") if rank_by == "auto" else rank_by
+    if key == "nash" and nash is None:
+        key = "bt"
+    rows.sort(key=lambda r: (-_key(r, key), -r.rating, r.agent))
     for k, row in enumerate(rows):
         row.rank = k + 1
-    return {"rows": rows, "names": names, "payoff": M, "payoff_games": C, "games": len(records)}
+    return {"rows": rows, "names": names, "payoff": M, "payoff_games": C, "games": len(records), "ranked_by": key}
+
+
+RANK_KEYS = ("auto", "bt", "nash", "elo", "openskill", "mean_return")
+
+
+def _key(r: Row, key: str) -> float:
+    v = {"bt": r.rating, "nash": r.nash, "elo": r.elo, "openskill": r.openskill, "mean_return": r.mean_return}[key]
+    return round(float(v), 6) if v is not None else float("-inf")
 
 
 # -- outputs -----------------------------------------------------------------------------------------
 _HEAD = ["rank", "agent", "rating", "95% CI", "elo", "openskill", "games", "W", "D", "L", "score",
          "mean return", "forfeits", "α-rank", "nash"]
+
+
+_TERM_HEAD = ["rank", "agent", "rating", "95% CI", "games", "W", "D", "L", "score", "mean return"]
+"""The terminal shows the essentials; the files carry every column."""
 
 
 def _cells(r: Row) -> list[str]:
@@ -109,15 +136,15 @@ def _cells(r: Row) -> list[str]:
 
 
 def to_markdown(board: dict[str, Any], title: str = "Leaderboard") -> str:
-    lines = [f"# {title}", "", f"{board['games']} games. Rating: Bradley–Terry (Elo scale, pool mean 1000) "
-             "with bootstrap 95% interval.", "", "| " + " | ".join(_HEAD) + " |",
+    lines = [f"# {title}", "", f"{board['games']} games, ranked by {board['ranked_by']}. Rating: Bradley–Terry "
+             "(Elo scale, pool mean 1000) with bootstrap 95% interval; W/D/L and score count wins by returns.", "", "| " + " | ".join(_HEAD) + " |",
              "|" + "---|" * len(_HEAD)]
     lines += ["| " + " | ".join(_cells(r)) + " |" for r in board["rows"]]
     return "\n".join(lines) + "\n"
 
 
 def to_json(board: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    out = {"games": board["games"], "rows": [asdict(r) for r in board["rows"]], "agents": board["names"]}
+    out = {"games": board["games"], "ranked_by": board["ranked_by"], "rows": [asdict(r) for r in board["rows"]], "agents": board["names"]}
     if board["payoff"] is not None:
         out["payoff"] = np.round(board["payoff"], 6).tolist()
         out["payoff_games"] = board["payoff_games"].astype(int).tolist()
@@ -146,11 +173,14 @@ def write_files(board: dict[str, Any], run_dir: str | Path, title: str = "Leader
 def rich_table(board: dict[str, Any], title: str = "Leaderboard") -> Any:
     from rich.table import Table
 
-    table = Table(title=f"{title} ({board['games']} games)")
-    for h in _HEAD:
+    table = Table(title=f"{title} ({board['games']} games, ranked by {board['ranked_by']})")
+    head = _TERM_HEAD + (["nash"] if board["ranked_by"] == "nash" else [])
+    keep = [_HEAD.index(h) for h in head]
+    for h in head:
         table.add_column(h, justify="left" if h == "agent" else "right")
     for r in board["rows"]:
-        table.add_row(*_cells(r))
+        cells = _cells(r)
+        table.add_row(*(cells[i] for i in keep))
     return table
 
 

@@ -30,13 +30,22 @@ LN10 = math.log(10.0)
 
 
 # -- outcomes ---------------------------------------------------------------------------------
-def pair_score(ra: float, rb: float) -> float:
-    """1 if a's return beats b's, 0.5 on equal returns, 0 otherwise."""
+def pair_score(ra: float, rb: float, scale: float | None = None) -> float:
+    """a's score against b in one game, in [0, 1].
+
+    Without ``scale``: 1 for the higher return, 0.5 on equal returns, 0 otherwise. With
+    ``scale`` (the game's utility range ``max − min``): the *margin* score
+    ``1/2 + (ra − rb)/(2·scale)``, whose expectation is monotone in the expected payoff — the
+    right notion for poker-like games where winning many small pots loses to winning big
+    ones. For win/draw/loss games (returns ±1, 0) both agree."""
+    if scale:
+        return min(1.0, max(0.0, 0.5 + (ra - rb) / (2.0 * scale)))
     return 1.0 if ra > rb else 0.5 if ra == rb else 0.0
 
 
-def pairwise_outcomes(records: Iterable[Any]) -> list[tuple[str, str, float]]:
-    """Every pair of seats held by different agents in every game: ``(a, b, score of a)``.
+def pairwise_outcomes(records: Iterable[Any], scale: float | None = None) -> list[tuple[str, str, float]]:
+    """Every pair of seats held by different agents in every game: ``(a, b, score of a)``
+    (see :func:`pair_score`).
 
     A 2-player game gives one comparison; a free-for-all of n gives n(n−1)/2. Seats of the
     same agent (self-play) are not compared."""
@@ -46,7 +55,7 @@ def pairwise_outcomes(records: Iterable[Any]) -> list[tuple[str, str, float]]:
         for i in range(len(seats)):
             for j in range(i + 1, len(seats)):
                 if seats[i] != seats[j]:
-                    out.append((seats[i], seats[j], pair_score(rets[i], rets[j])))
+                    out.append((seats[i], seats[j], pair_score(rets[i], rets[j], scale)))
     return out
 
 
@@ -62,10 +71,10 @@ def elo_update(ra: float, rb: float, score_a: float, k: float = 32.0) -> tuple[f
 
 
 def elo(records: Iterable[Any], k: float = 32.0, initial: float = 1500.0,
-        names: Sequence[str] = ()) -> dict[str, float]:
+        names: Sequence[str] = (), scale: float | None = None) -> dict[str, float]:
     """Online Elo over the records in the order given (the store gives plan order)."""
     ratings = {n: initial for n in names}
-    for a, b, s in pairwise_outcomes(records):
+    for a, b, s in pairwise_outcomes(records, scale):
         ra, rb = ratings.setdefault(a, initial), ratings.setdefault(b, initial)
         ratings[a], ratings[b] = elo_update(ra, rb, s, k)
     return ratings

@@ -187,6 +187,16 @@ class RunStore:
             raise ArenaError(f"{db} has store schema {rows.get('schema')}, this arena reads {SCHEMA_VERSION}")
         return rows
 
+    def set_meta(self, key: str, value: str) -> None:
+        """Record a fact about the run (e.g. ``margin_scale``) for tools that read it later."""
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
+
+    def margin_scale(self) -> float | None:
+        """The utility range the run scored games with (None: win/draw/loss)."""
+        v = self.meta().get("margin_scale", "")
+        return float(v) if v else None
+
     def close(self) -> None:
         try:
             self.conn.close()

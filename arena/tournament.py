@@ -74,6 +74,11 @@ class FormatConfig:
 
 @dataclass
 class RatingConfig:
+    outcome: str = "margin"
+    """How one game scores a pair: ``margin`` (return difference over the game's utility range;
+    ranks by expected payoff) or ``win`` (win/draw/loss only)."""
+    rank_by: str = "auto"
+    """Leaderboard order: auto, bt, nash, elo, openskill, mean_return (see arena.leaderboard.compute)."""
     elo_k: float = 32.0
     bootstrap: int = 200
     openskill_model: str = "PlackettLuce"
@@ -114,16 +119,17 @@ def gauntlet(names: Sequence[str], candidates: Sequence[str], games: int, num_pl
     return []
 
 
-def match_points(records: Sequence[Any], a: str) -> float:
-    """Points of ``a`` over a match's games (win 1, draw ½) against its opponent."""
+def match_points(records: Sequence[Any], a: str, scale: float | None = None) -> float:
+    """Points of ``a`` over a match's games against its opponent (see :func:`pair_score`)."""
     pts = 0.0
     for r in records:
         pa = r.seats.index(a)
-        pts += pair_score(r.returns[pa], r.returns[1 - pa])
+        pts += pair_score(r.returns[pa], r.returns[1 - pa], scale)
     return pts
 
 
-def swiss(names: Sequence[str], games: int, rounds: int | None, seed: int) -> FormatGen:
+def swiss(names: Sequence[str], games: int, rounds: int | None, seed: int,
+          scale: float | None = None) -> FormatGen:
     n = len(names)
     rounds = rounds or max(1, min(math.ceil(math.log2(n)), n - 1))
     points = {a: 0.0 for a in names}
@@ -147,7 +153,7 @@ def swiss(names: Sequence[str], games: int, rounds: int | None, seed: int) -> Fo
             pairs.append((a, b))
         results = yield [Pairing(p, games) for p in pairs]
         for (a, b), recs in zip(pairs, results):
-            pa, pb = match_points(recs, a), match_points(recs, b)
+            pa, pb = match_points(recs, a, scale), match_points(recs, b, scale)
             points[a] += 1.0 if pa > pb else 0.5 if pa == pb else 0.0
             points[b] += 1.0 if pb > pa else 0.5 if pa == pb else 0.0
             met[a].add(b)
@@ -164,7 +170,8 @@ def bracket_order(size: int) -> list[int]:
     return b
 
 
-def elimination(names: Sequence[str], games: int, reference: str | None) -> FormatGen:
+def elimination(names: Sequence[str], games: int, reference: str | None,
+                scale: float | None = None) -> FormatGen:
     ref = reference or names[0]
     if ref not in names:
         raise ArenaError(f"format.reference '{ref}' is not one of the agents: {', '.join(names)}")
@@ -173,7 +180,7 @@ def elimination(names: Sequence[str], games: int, reference: str | None) -> Form
     played = {a: 0 for a in names}
 
     def book(recs: Sequence[Any], a: str, b: str) -> tuple[float, float]:
-        pa, pb = match_points(recs, a), match_points(recs, b)
+        pa, pb = match_points(recs, a, scale), match_points(recs, b, scale)
         for x, p in ((a, pa), (b, pb)):
             total[x] += p
             played[x] += len(recs)
@@ -208,7 +215,7 @@ def elimination(names: Sequence[str], games: int, reference: str | None) -> Form
 
 
 def adaptive(names: Sequence[str], batch_games: int, budget: int | None, confidence: float,
-             min_degree: int, ridge: float, seed: int) -> FormatGen:
+             min_degree: int, ridge: float, seed: int, scale: float | None = None) -> FormatGen:
     """Coverage rings, then uncertainty-guided batches (see module docstring)."""
     from scipy.stats import norm
 
@@ -221,7 +228,7 @@ def adaptive(names: Sequence[str], batch_games: int, budget: int | None, confide
     def take(results: Results) -> None:
         nonlocal spent
         for recs in results:
-            outcomes.extend(pairwise_outcomes(recs))
+            outcomes.extend(pairwise_outcomes(recs, scale))
             spent += len(recs)
 
     for _ in range(max(1, math.ceil(min_degree / 2))):
@@ -256,8 +263,10 @@ def adaptive(names: Sequence[str], batch_games: int, budget: int | None, confide
     return [names[i] for i in np.argsort(-fit.theta, kind="stable")]
 
 
-def make_format(cfg: FormatConfig, names: Sequence[str], num_players: int, seed: int) -> FormatGen:
-    """The generator for ``cfg.kind`` over agent labels ``names``."""
+def make_format(cfg: FormatConfig, names: Sequence[str], num_players: int, seed: int,
+                scale: float | None = None) -> FormatGen:
+    """The generator for ``cfg.kind`` over agent labels ``names``; ``scale`` selects margin
+    scores (see :func:`arena.rating.pair_score`)."""
     names = list(names)
     if cfg.kind not in FORMATS:
         raise ArenaError(f"unknown format.kind '{cfg.kind}'; known: {', '.join(FORMATS)}")
@@ -276,12 +285,12 @@ def make_format(cfg: FormatConfig, names: Sequence[str], num_players: int, seed:
         raise ArenaError(f"format '{cfg.kind}' is for 2-player games; use round_robin or gauntlet for "
                          f"{num_players}-player games")
     if cfg.kind == "swiss":
-        return swiss(names, cfg.games, cfg.rounds, seed)
+        return swiss(names, cfg.games, cfg.rounds, seed, scale)
     if cfg.kind == "elimination":
-        return elimination(names, cfg.games, cfg.reference)
+        return elimination(names, cfg.games, cfg.reference, scale)
     if not 0.5 < cfg.confidence < 1.0:
         raise ArenaError(f"format.confidence must lie in (0.5, 1), got {cfg.confidence}")
-    return adaptive(names, cfg.batch_games, cfg.budget, cfg.confidence, cfg.min_degree, cfg.ridge, seed)
+    return adaptive(names, cfg.batch_games, cfg.budget, cfg.confidence, cfg.min_degree, cfg.ridge, seed, scale)
 
 
 def drive(fmt: FormatGen, play: Callable[[int, Round], Results]) -> list[str]:
@@ -364,7 +373,16 @@ def fingerprint_of(cfg: TournamentConfig, labels: Sequence[str]) -> str:
     from arena.store import fingerprint
 
     return fingerprint({"game": cfg.game, "agents": [_plain(a) for a in cfg.agents], "labels": list(labels),
-                        "format": asdict(cfg.format), "seed": cfg.seed, "timeout": cfg.timeout})
+                        "format": asdict(cfg.format), "seed": cfg.seed, "timeout": cfg.timeout,
+                        "outcome": cfg.ratings.outcome})
+
+
+def margin_scale(game: Any, outcome: str) -> float | None:
+    """The utility range used by margin scores, or None for win/draw/loss scores."""
+    if outcome not in ("margin", "win"):
+        raise ArenaError(f"ratings.outcome must be 'margin' or 'win', got '{outcome}'")
+    span = float(game.spec.max_utility) - float(game.spec.min_utility)
+    return span if outcome == "margin" and math.isfinite(span) and span > 0 else None
 
 
 def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet: bool = False) -> TournamentResult:
@@ -386,9 +404,11 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     for s, a in zip(specs, agents):
         remember_agent(game, game_name, s, a.name, a)
     spec_of = dict(zip(names, specs))
-    fmt = make_format(cfg.format, names, game.spec.num_players, cfg.seed)
+    scale = margin_scale(game, cfg.ratings.outcome)
+    fmt = make_format(cfg.format, names, game.spec.num_players, cfg.seed, scale)
     fp = fingerprint_of(cfg, names)
     store = RunStore.open(cfg.out, fp, config_text)
+    store.set_meta("margin_scale", "" if scale is None else repr(scale))
     tb = TensorBoard(store.path / "tb", enabled=cfg.tensorboard)
     planner = Planner(fp, cfg.seed)
     played = 0
@@ -401,7 +421,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
         steps = [s for s in list(range(every, upto + 1, every)) + [upto] if s not in done and 0 < s <= len(records)]
         for step in sorted(set(steps)):
             prefix = records[:step]
-            fit = bradley_terry(pairwise_outcomes(prefix), names, bootstrap=0)
+            fit = bradley_terry(pairwise_outcomes(prefix, scale), names, bootstrap=0)
             games = {a: sum(1 for r in prefix for x in r.seats if x == a) for a in names}
             store.record_snapshot(step, "bt", {a: (fit.rating[i], None, None, games[a]) for i, a in enumerate(names)})
             tb.scalars({f"rating/bt/{a}": fit.rating[i] for i, a in enumerate(names)}, step)
@@ -447,8 +467,8 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
 
         ranking = drive(fmt, play)
     records = store.matches()
-    board = compute(records, names, elo_k=rc.elo_k, bootstrap=rc.bootstrap, openskill_model=rc.openskill_model,
-                    alpha=rc.alpha, seed=cfg.seed)
+    board = compute(records, names, scale=scale, elo_k=rc.elo_k, bootstrap=rc.bootstrap, openskill_model=rc.openskill_model,
+                    alpha=rc.alpha, seed=cfg.seed, rank_by=rc.rank_by)
     title = f"{game_name} — {cfg.format.kind}"
     write_files(board, store.path, title, {"format": cfg.format.kind, "format_ranking": ranking, "seed": cfg.seed})
     if cfg.plots:

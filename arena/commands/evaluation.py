@@ -68,10 +68,11 @@ def _leaderboard_run(args: argparse.Namespace) -> int:
             except ArenaError:
                 rc = None  # a league's or other tool's config: default rating settings
         kw = {} if rc is None else {"elo_k": rc.elo_k, "bootstrap": rc.bootstrap,
-                                    "openskill_model": rc.openskill_model, "alpha": rc.alpha}
+                                    "openskill_model": rc.openskill_model, "alpha": rc.alpha,
+                                    "rank_by": rc.rank_by}
         if args.bootstrap is not None:
             kw["bootstrap"] = args.bootstrap
-        board = compute(records, (), seed=seed, **kw)
+        board = compute(records, (), scale=store.margin_scale(), seed=seed, **kw)
         if args.write:
             write_files(board, store.path, title)
             plot_payoff(board, store.path / "payoff.png")

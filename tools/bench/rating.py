@@ -1,0 +1,1 @@
+"""``arena bench rating`` (being written)."""
