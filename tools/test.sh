@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Set up the environment and run the whole test suite (this is what CI runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh "test,torch"
+.venv/bin/python -m pytest -q "$@"
