@@ -55,6 +55,7 @@ class WerewolfState(State):
         self.history: list[Action] = []
         # structured knowledge (public unless noted) for tensors and scripted agents
         self.claims = [-1] * n
+        self.seer_rank = [0] * n  # order in which speakers first acted as Seer (claim or report)
         self.reports = [[0] * n for _ in range(n)]  # reports[speaker][target]: +1 wolf, -1 not wolf
         self.accused_today = [0] * n
         self.accused_total = [0] * n
@@ -169,7 +170,7 @@ class WerewolfState(State):
     def clone(self) -> "WerewolfState":
         c = WerewolfState.__new__(WerewolfState)
         c.__dict__.update(self.__dict__)
-        for k in ("roles", "to_deal", "alive", "queue", "tied", "picks", "transcript", "history", "claims",
+        for k in ("roles", "to_deal", "alive", "queue", "tied", "picks", "transcript", "history", "claims", "seer_rank",
                   "accused_today", "accused_total", "defended_today", "last_votes", "revealed"):
             setattr(c, k, list(getattr(self, k)))
         c.logs = [list(x) for x in self.logs]
@@ -384,6 +385,8 @@ class WerewolfState(State):
         self._public(f"Day {self.day}: {seat(p)} {said}.")
 
     def _note_speech(self, p: int, kind: str, arg: int) -> None:
+        if (kind in ("wolf", "clear") or kind == "claim" and arg == SEER) and not self.seer_rank[p]:
+            self.seer_rank[p] = 1 + sum(1 for r in self.seer_rank if r)
         if kind == "claim":
             self.claims[p] = arg
         elif kind == "accuse":

@@ -26,7 +26,7 @@ class Layout:
     def __init__(self, n: int) -> None:
         blocks = [("seat", n), ("role", 4), ("phase", len(PHASES)), ("decision", len(DECISIONS)), ("day", 1),
                   ("alive", n), ("teammates", n), ("seen_wolf", n), ("seen_clear", n), ("wolf_picks", n),
-                  ("protected", n), ("revealed", 4 * n), ("claims", len(CLAIMABLE) * n), ("reports", n * n),
+                  ("protected", n), ("revealed", 4 * n), ("claims", len(CLAIMABLE) * n), ("seer_rank", n), ("reports", n * n),
                   ("accused_today", n), ("accused_total", n), ("defended_today", n), ("votes", n * (n + 1))]
         self.n = n
         self.slices: dict[str, slice] = {}
@@ -81,6 +81,7 @@ def encode(s: "WerewolfState", p: int) -> np.ndarray:
             x[sl["revealed"].start + 4 * q + s.revealed[q]] = 1
         if s.claims[q] >= 0:
             x[sl["claims"].start + len(CLAIMABLE) * q + CLAIMABLE.index(s.claims[q])] = 1
+    x[sl["seer_rank"]] = s.seer_rank
     x[sl["reports"]] = np.asarray(s.reports, dtype=np.float32).reshape(-1)
     x[sl["accused_today"]] = s.accused_today
     x[sl["accused_total"]] = s.accused_total
@@ -123,6 +124,11 @@ class View:
     def claims(self) -> dict[int, int]:
         c = self.block("claims").reshape(self.n, len(CLAIMABLE))
         return {q: CLAIMABLE[int(np.argmax(c[q]))] for q in range(self.n) if c[q].any()}
+
+    def seer_claimants(self) -> list[int]:
+        """Seats that claimed Seer (or reported a check), in the order they first did."""
+        r = self.block("seer_rank")
+        return sorted((q for q in range(self.n) if r[q] > 0), key=lambda q: r[q])
 
     def reports(self) -> np.ndarray:
         return self.block("reports").reshape(self.n, self.n)
