@@ -1,0 +1,103 @@
+"""``arena bench cfr``: seconds per CFR+ iteration on Leduc — arena's vectorized solver against
+OpenSpiel's C++ ``pyspiel.CFRPlusSolver`` and Python ``cfr.CFRPlusSolver``, in one process, at
+equal exploitability (same algorithm and conventions, so the same iterates) — plus tree-compile
+time, memory, and a larger game to show how cost grows with tree size."""
+from __future__ import annotations
+
+import argparse
+import time
+
+from arena.cli_api import Benchmark
+from arena.hookspecs import hookimpl
+
+
+def _arena(game, iterations: int, device: str):
+    from arena.plugins.agents.cfr import TreeSolver, make_rule
+
+    solver = TreeSolver(game, make_rule("cfr+"), device=device)
+    solver.iterate(1)  # warm-up, not timed (the C++ solver gets the same)
+    start = time.perf_counter()
+    solver.iterate(iterations - 1)
+    per_it = (time.perf_counter() - start) / max(1, iterations - 1)
+    return per_it, solver.nash_conv()
+
+
+def _cpp(pyspiel_game, iterations: int):
+    import pyspiel
+
+    solver = pyspiel.CFRPlusSolver(pyspiel_game)
+    solver.evaluate_and_update_policy()
+    start = time.perf_counter()
+    for _ in range(iterations - 1):
+        solver.evaluate_and_update_policy()
+    per_it = (time.perf_counter() - start) / max(1, iterations - 1)
+    return per_it, pyspiel.nash_conv(pyspiel_game, solver.average_policy())
+
+
+def _python(pyspiel_game, iterations: int):
+    from open_spiel.python.algorithms import cfr, exploitability
+
+    solver = cfr.CFRPlusSolver(pyspiel_game)
+    start = time.perf_counter()
+    for _ in range(iterations):
+        solver.evaluate_and_update_policy()
+    per_it = (time.perf_counter() - start) / iterations
+    return per_it, exploitability.nash_conv(pyspiel_game, solver.average_policy())
+
+
+def _compile(name: str) -> tuple[object, dict]:
+    import arena
+    from arena.tree import get_tree
+
+    game = arena.load_game(name)
+    tree = get_tree(game)
+    tree.derived()
+    return game, tree.size_report() | {"megabytes": round(tree.nbytes / 2**20, 2)}
+
+
+def run(args: argparse.Namespace) -> dict:
+    game, size = _compile(args.game)
+    a_it, a_nc = _arena(game, args.iterations, args.device)
+    c_it, c_nc = _cpp(game.pyspiel_game, args.iterations)
+    p_it, p_nc = _python(game.pyspiel_game, args.py_iterations)
+    _, a_nc_py = _arena(game, args.py_iterations, args.device)
+    out = {
+        "game": size["game"], "histories": size["histories"], "infosets": size["infosets"],
+        "compile_seconds": size["compile_seconds"], "tree_megabytes": size["megabytes"],
+        "device": args.device, "iterations": args.iterations,
+        "arena_cfr+_seconds_per_iteration": round(a_it, 7),
+        "openspiel_cpp_cfr+_seconds_per_iteration": round(c_it, 7),
+        "speedup_vs_openspiel_cpp": round(c_it / a_it, 2),
+        "arena_nash_conv": a_nc, "openspiel_cpp_nash_conv": c_nc,
+        "nash_conv_abs_difference": abs(a_nc - c_nc),
+        "openspiel_python_cfr+_seconds_per_iteration": round(p_it, 5),
+        "speedup_vs_openspiel_python": round(p_it / a_it, 1),
+        f"nash_conv_at_{args.py_iterations}_arena_vs_python": f"{a_nc_py:.12g} vs {p_nc:.12g}",
+    }
+    if args.large_game:
+        big, bsize = _compile(args.large_game)
+        b_it, _ = _arena(big, args.large_iterations, args.device)
+        bc_it, _ = _cpp(big.pyspiel_game, args.large_iterations)
+        out.update({
+            "large_game": bsize["game"], "large_histories": bsize["histories"], "large_infosets": bsize["infosets"],
+            "large_compile_seconds": bsize["compile_seconds"], "large_tree_megabytes": bsize["megabytes"],
+            "large_arena_cfr+_seconds_per_iteration": round(b_it, 6),
+            "large_openspiel_cpp_cfr+_seconds_per_iteration": round(bc_it, 6),
+            "large_speedup_vs_openspiel_cpp": round(bc_it / b_it, 2),
+        })
+    return out
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game", default="leduc_poker")
+    p.add_argument("--iterations", type=int, default=200, help="CFR+ iterations timed for arena and C++")
+    p.add_argument("--py-iterations", type=int, default=3, help="iterations of OpenSpiel's (slow) Python CFR+")
+    p.add_argument("--device", default="numpy", help="arena backend: numpy, torch, cuda")
+    p.add_argument("--large-game", default="liars_dice", help="a larger game ('' to skip)")
+    p.add_argument("--large-iterations", type=int, default=10)
+
+
+@hookimpl
+def arena_benchmarks() -> list[Benchmark]:
+    return [Benchmark("cfr", "CFR+ seconds/iteration on Leduc: arena vs OpenSpiel C++ and Python solvers",
+                      run, add_arguments)]
