@@ -1,0 +1,123 @@
+"""``advantage_alignment``: Advantage Alignment (AA) and its proximal form (PAA).
+
+Duque et al., *Advantage Alignment Algorithms* (ICLR 2025). Each learner i trains on
+
+    A*_t = A^i_t + beta * P^i_t * O^i_t,     O^i_t = sum_{j != i} A^j_t
+
+where A are (whitened) GAE advantages of every seat on the same game, computed from detached
+critics, and P^i_t is a memory of i's *past* advantages. The kernel is an option:
+
+- ``discounted`` (default; the paper's stated form): P_t = gamma_aa * sum_{k<t} gamma_aa^(t-k) A_k
+- ``mean``: P_t = (1/t) sum_{k<t} A_k (the Melting Pot / negotiation code)
+- ``time_reg``: P_t = sum_{k<t} A_k / (1 + t)
+- ``jit``: like ``discounted`` but with k <= t (the current own advantage included)
+
+P_0 = 0 for every kernel except ``jit``. ``proximal=True`` (default) is PAA: the shaped
+advantage goes into PPO's clipped surrogate; ``proximal=False`` is plain AA on the on-policy
+REINFORCE-style loss (one epoch, no clip). ``beta=0`` is exactly the naive learner. With n
+players the opponents' advantages are summed (the released code's all-ones-minus-identity).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from arena.errors import ArenaError
+from arena.game import Game
+from arena.hookspecs import hookimpl
+from arena.trainer import TrainerEntry
+
+from .ppo import PGConfig, PPOTrainer, Segment
+
+KERNELS = ("discounted", "mean", "time_reg", "jit")
+
+
+def past_weight(own: np.ndarray, kernel: str, gamma: float) -> np.ndarray:
+    """P_t for t = 0..T-1 from one seat's advantages ``own`` (see the module docstring)."""
+    own = np.asarray(own, dtype=float)
+    T = len(own)
+    out = np.zeros(T)
+    if kernel in ("discounted", "jit"):
+        c = 0.0  # c_t = sum_{k<t} gamma^(t-k) A_k  via  c_t = gamma * (c_{t-1} + A_{t-1})
+        for t in range(T):
+            if t > 0:
+                c = gamma * (c + own[t - 1])
+            out[t] = gamma * c if kernel == "discounted" else gamma * (c + own[t])
+        return out
+    csum = np.concatenate([[0.0], np.cumsum(own)[:-1]])  # sum_{k<t} A_k
+    t = np.arange(T, dtype=float)
+    if kernel == "mean":
+        return np.where(t > 0, csum / np.maximum(t, 1.0), 0.0)
+    if kernel == "time_reg":
+        return csum / (1.0 + t)
+    raise ArenaError(f"advantage_alignment: unknown kernel {kernel!r}; kernels: {', '.join(KERNELS)}")
+
+
+def aligned_advantages(own: np.ndarray, others: np.ndarray, beta: float, gamma: float,
+                       kernel: str = "discounted") -> np.ndarray:
+    """A*_t = A_t + beta * P_t * O_t for one seat (``others`` = the summed co-player advantages)."""
+    own = np.asarray(own, dtype=float)
+    return own + beta * past_weight(own, kernel, gamma) * np.asarray(others, dtype=float)
+
+
+@dataclass
+class AAConfig(PGConfig):
+    beta: float = 1.0
+    """Shaping weight; 0 recovers the naive learner."""
+    kernel: str = "discounted"
+    gamma_aa: float | None = None
+    """Discount of the past-advantage memory (default: ``gamma``)."""
+    proximal: bool = True
+    """PAA (clipped PPO surrogate) when true, on-policy AA when false."""
+
+
+class AdvantageAlignmentTrainer(PPOTrainer):
+    name = "advantage_alignment"
+    config_class = AAConfig
+
+    def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
+        proximal = params.get("proximal", True)
+        if not proximal:  # plain AA: one on-policy pass of the policy-gradient loss
+            params = {"epochs": 1, "clip": None, **params}
+        super().__init__(game, learners, **params)
+        if self.config.kernel not in KERNELS:
+            raise ArenaError(f"trainer 'advantage_alignment': kernel must be one of {', '.join(KERNELS)}, "
+                             f"got {self.config.kernel!r}")
+        self.last_term = 0.0
+
+    def shape_advantages(self, games: list[list[Segment]]) -> None:
+        cfg = self.config
+        g = cfg.gamma if cfg.gamma_aa is None else cfg.gamma_aa
+        terms = []
+        for segs in games:
+            for s in segs:
+                if s.owner is None:
+                    continue
+                T = len(s.advantages)
+                others = np.zeros(T)
+                for o in segs:
+                    if o is not s:
+                        m = min(T, len(o.advantages))
+                        others[:m] += o.advantages[:m]
+                s.shaped = aligned_advantages(s.advantages, others, cfg.beta, g, cfg.kernel)
+                terms.append(np.abs(s.shaped - s.advantages).mean())
+        self.last_term = float(np.mean(terms)) if terms else 0.0
+
+    def update(self, trajectories):
+        metrics = super().update(trajectories)
+        metrics["aa_term_abs"] = self.last_term
+        return metrics
+
+
+def make_aa(game: Game, learners: Sequence[Any], **params: Any) -> AdvantageAlignmentTrainer:
+    return AdvantageAlignmentTrainer(game, learners, **params)
+
+
+@hookimpl
+def arena_trainers() -> list[TrainerEntry]:
+    return [TrainerEntry("advantage_alignment", make_aa,
+                         "Advantage Alignment (PAA by default; proximal=false for AA), 2 or n agents",
+                         dataclasses.asdict(AAConfig()))]

@@ -1,0 +1,107 @@
+"""Advantage Alignment's advantage against values computed by hand (see the numbers in comments)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import arena  # noqa: E402
+from arena.agent import Observation  # noqa: E402
+from arena.errors import ArenaError  # noqa: E402
+from arena.plugins.agents.neural import NeuralAgent  # noqa: E402
+from arena.plugins.trainers.advantage_alignment import (AdvantageAlignmentTrainer, aligned_advantages,  # noqa: E402
+                                                         past_weight)
+from arena.trainer import Step, Trajectory  # noqa: E402
+
+OWN = [1.0, -1.0, 2.0]
+OTHERS = [0.5, 2.0, -1.0]
+
+
+@pytest.mark.parametrize("kernel,expected", [
+    # P = gamma * sum_{k<t} gamma^(t-k) A_k with gamma=.5: [0, .25, -.125]
+    ("discounted", [1.0, -1.0 + 2 * 0.25 * 2.0, 2.0 + 2 * -0.125 * -1.0]),
+    # P = mean of past: [0, 1, 0]
+    ("mean", [1.0, 3.0, 2.0]),
+    # P = sum of past / (1+t): [0, .5, 0]
+    ("time_reg", [1.0, 1.0, 2.0]),
+    # P = gamma * sum_{k<=t} gamma^(t-k) A_k: [.5, -.25, .875]
+    ("jit", [1.5, -2.0, 0.25]),
+])
+def test_kernels_match_hand_computation(kernel, expected):
+    got = aligned_advantages(np.array(OWN), np.array(OTHERS), beta=2.0, gamma=0.5, kernel=kernel)
+    assert np.allclose(got, expected)
+
+
+def test_shaping_vanishes_at_t0_and_with_beta_zero():
+    rng = np.random.default_rng(0)
+    own, others = rng.normal(size=8), rng.normal(size=8)
+    for kernel in ("discounted", "mean", "time_reg"):
+        assert past_weight(own, kernel, 0.9)[0] == 0.0
+        assert np.allclose(aligned_advantages(own, others, 0.0, 0.9, kernel), own)
+
+
+def _trajectory(game, index, joints):
+    """A recorded IPD game with the given joint moves, built step by step like the match runner."""
+    state = game.new_initial_state()
+    steps, before = [], [0.0, 0.0]
+    for joint in joints:
+        new = [Step(p, Observation(state.clone(), p).freeze(), joint[p], None, 0.0) for p in range(2)]
+        state.apply_actions(list(joint))
+        for p in range(2):
+            new[p].reward = state.returns()[p] - before[p]
+        before = state.returns()
+        steps += new
+    return Trajectory(index, 0, ["l0", "l1"], steps, state.returns())
+
+
+def test_trainer_advantages_on_a_small_trajectory_by_hand():
+    game = arena.load_game("ipd", horizon=2)
+    learners = [NeuralAgent(game, seed=i) for i in range(2)]
+    for i, a in enumerate(learners):
+        a.name = f"l{i}"
+    trainer = AdvantageAlignmentTrainer(game, learners, beta=1.0, gamma=0.5, whiten=False, advantage="group")
+    C, D = 0, 1
+    trajs = [_trajectory(game, 0, [(C, C), (C, D)]), _trajectory(game, 1, [(D, C), (D, D)])]
+    games = trainer.segments(trajs)
+    trainer.advantages(games)
+    (a0, a1), (b0, b1) = games
+    # rewards (LOLA payoffs): game A p0 [-1,-3], p1 [-1,0]; game B p0 [0,-2], p1 [-3,-2]
+    # return-to-go, gamma .5: A p0 [-2.5,-3], A p1 [-1,0], B p0 [-1,-2], B p1 [-4,-2]
+    # leave-one-out baseline over the four seats at each index:
+    assert np.allclose(a0.advantages, [-2.5 + 6 / 3, -3 + 4 / 3])
+    assert np.allclose(a1.advantages, [-1 + 7.5 / 3, 0 + 7 / 3])
+    assert np.allclose(b0.advantages, [-1 + 7.5 / 3, -2 + 5 / 3])
+    assert np.allclose(b1.advantages, [-4 + 4.5 / 3, -2 + 5 / 3])
+    # A*_1 = A_1 + beta * gamma * (gamma * A_0) * A^opp_1
+    assert a0.shaped[0] == pytest.approx(a0.advantages[0])
+    assert a0.shaped[1] == pytest.approx(-3 + 4 / 3 + 0.5 * 0.5 * (-0.5) * (7 / 3))
+    assert b1.shaped[1] == pytest.approx(-2 + 5 / 3 + 0.25 * (-2.5) * (-2 + 5 / 3))
+    # beta = 0 is exactly the naive learner
+    naive = AdvantageAlignmentTrainer(game, learners, beta=0.0, gamma=0.5, whiten=False, advantage="group")
+    g2 = naive.segments(trajs)
+    naive.advantages(g2)
+    assert all(np.allclose(s.shaped, s.advantages) for segs in g2 for s in segs)
+
+
+def test_n_player_opponent_advantages_are_summed():
+    game = arena.load_game("public_goods", players=3, horizon=2)
+    learners = [NeuralAgent(game, seed=0)]
+    learners[0].name = "me"
+    trainer = AdvantageAlignmentTrainer(game, learners, beta=1.0, gamma=1.0, whiten=False, advantage="group")
+    results = arena.play(game, learners * 3, games=4, seed=0, record=True)
+    games = trainer.segments([r.trajectory for r in results])
+    trainer.advantages(games)
+    segs = games[0]
+    s = segs[0]
+    others = segs[1].advantages + segs[2].advantages
+    assert np.allclose(s.shaped, aligned_advantages(s.advantages, others, 1.0, 1.0, "discounted"))
+
+
+def test_bad_parameters_are_one_line_errors():
+    game = arena.load_game("ipd")
+    agent = NeuralAgent(game)
+    with pytest.raises(ArenaError, match="kernel must be one of"):
+        AdvantageAlignmentTrainer(game, [agent], kernel="nope")
+    with pytest.raises(ArenaError, match="has no parameter 'betta'"):
+        AdvantageAlignmentTrainer(game, [agent], betta=1)
