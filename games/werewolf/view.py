@@ -148,7 +148,8 @@ def render_text(s: "WerewolfState", p: int) -> str:
     if len(s.roles) < n:
         return f"You are player_{p}. Roles are being dealt."
     role = s.roles[p]
-    lines = [f"Werewolf, {n} players, {s.cfg.num_wolves} werewolves. The village wins when every werewolf is "
+    wolves = f"{s.cfg.num_wolves} werewol{'f' if s.cfg.num_wolves == 1 else 'ves'}"
+    lines = [f"Werewolf, {n} players, {wolves}. The village wins when every werewolf is "
              f"dead; the werewolves win when they {'equal or ' if s.cfg.wolf_win == 'parity' else ''}outnumber "
              f"the rest. Day limit: {s.cfg.max_days}."]
     if s.winner is not None:
