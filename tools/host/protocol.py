@@ -1,0 +1,117 @@
+"""The wire format between ``arena host`` and its clients, and the checks on what clients send.
+
+Server → client: Server-Sent Events on ``GET /api/events`` (token in the ``Authorization:
+Bearer`` header or, for the browser's EventSource, the ``token`` query parameter). Each event
+is one JSON object with a ``type`` and a per-seat sequence number as its SSE ``id``; a client
+that reconnects with ``Last-Event-ID`` (or ``?since=N``) gets everything after N, so a fresh
+connection replays the whole series for that seat and rebuilds the screen.
+
+Event types: ``hello`` (seat, seat names, game, series length), ``game_start``, ``view`` (this
+seat's observation text), ``turn`` (an open decision: legal actions with labels or a text limit,
+and the time limit), ``moved`` (the turn closed: the action taken, by the player or by the
+clock), ``game_over`` (returns, final view), ``series_over`` (totals).
+
+Client → server: ``POST /api/act`` with ``{"turn": id, "action": int}`` or
+``{"turn": id, "text": str}`` (optionally ``"seat"``, which must be the token's own seat).
+Bodies over :data:`MAX_BODY` bytes, invalid JSON and wrong shapes are rejected with an HTTP
+status and a one-line reason (:class:`Rejection`); the match never notices.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from arena.agent import Observation
+from arena.game import State
+
+MAX_BODY = 16 * 1024
+"""Largest accepted request body in bytes (a 280-character speech is well under 2 KB)."""
+
+
+class Rejection(Exception):
+    """A client request refused with an HTTP ``status`` and a one-line ``reason``."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Move:
+    """A parsed move request (not yet checked against the open turn)."""
+
+    turn: int
+    action: int | None = None
+    text: str | None = None
+    seat: int | None = None
+
+
+def parse_move(raw: bytes) -> Move:
+    """Decode a ``POST /api/act`` body, or raise :class:`Rejection` (400) saying what is wrong."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise Rejection(400, f"invalid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise Rejection(400, "a move must be a JSON object")
+    unknown = sorted(set(data) - {"turn", "action", "text", "seat"})
+    if unknown:
+        raise Rejection(400, f"unknown field '{unknown[0]}' (fields: turn, action, text, seat)")
+    turn, action, text, seat = data.get("turn"), data.get("action"), data.get("text"), data.get("seat")
+    if not _is_int(turn):
+        raise Rejection(400, "field 'turn' must be an integer (the id of the open turn)")
+    if (action is None) == (text is None):
+        raise Rejection(400, "give exactly one of 'action' (an integer) or 'text' (a string)")
+    if action is not None and not _is_int(action):
+        raise Rejection(400, "field 'action' must be an integer")
+    if text is not None and not isinstance(text, str):
+        raise Rejection(400, "field 'text' must be a string")
+    if seat is not None and not _is_int(seat):
+        raise Rejection(400, "field 'seat' must be an integer")
+    return Move(turn, action, text, seat)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def sse(seq: int, event: dict[str, Any]) -> bytes:
+    """One Server-Sent Event carrying ``event`` as JSON."""
+    return f"id: {seq}\ndata: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
+
+
+def turn_event(turn: int, obs: Observation, time_limit: float | None) -> dict[str, Any]:
+    """What a seat is told when it must decide (only its own observation)."""
+    return {"type": "turn", "turn": turn, "player": obs.player, "decision": obs.decision, "text": obs.text,
+            "actions": [{"action": a, "label": lbl} for a, lbl in zip(obs.legal_actions, obs.action_labels)],
+            "max_text_length": obs.max_text_length, "time_limit": time_limit}
+
+
+class TurnView(State):
+    """A client-side stand-in for the state at one ``turn`` event, so a client can build a real
+    :class:`Observation` and reuse its move parsing and the terminal prompts of ``arena play``."""
+
+    def __init__(self, event: dict[str, Any]) -> None:
+        self.event = event
+        self.labels = {int(a["action"]): str(a["label"]) for a in event.get("actions", [])}
+
+    def decision_kind(self, player: int) -> str:
+        return "text" if self.event.get("decision") == "text" else "choice"
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        return list(self.labels)
+
+    def action_label(self, player: int, action: int) -> str:
+        return self.labels[action]
+
+    def max_text_length(self, player: int) -> int:
+        return int(self.event.get("max_text_length") or 0)
+
+    def observation_text(self, player: int) -> str:
+        return str(self.event.get("text", ""))
+
+    @classmethod
+    def observation(cls, event: dict[str, Any]) -> Observation:
+        return Observation(cls(event), int(event.get("player", 0)))

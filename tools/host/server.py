@@ -1,0 +1,205 @@
+"""The HTTP face of a hosted match (standard library ``http.server``, one thread per request).
+
+Routes, and nothing else: ``GET /`` (the page), ``/app.js``, ``/style.css``, ``GET
+/api/whoami`` (which seat a token grants), ``GET /api/events`` (the seat's event stream) and
+``POST /api/act`` (a move). Any other path is a 404 and no file is ever served from disk by
+name. Requests over :data:`~arena.tools.host.protocol.MAX_BODY` bytes, without a length,
+with invalid JSON, a wrong token, a taken seat, another seat's move or a move out of turn are
+answered with an error status and a one-line reason, and logged by the hub.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from arena.errors import ArenaError
+from arena.tools.host.hub import Hub
+from arena.tools.host.protocol import MAX_BODY, Rejection, parse_move, sse
+
+log = logging.getLogger("arena.host")
+
+HEARTBEAT = 1.0
+"""Seconds between keep-alive comments on an idle stream; a dropped client is noticed on the
+next write, so its seat is free for a reconnect within about this long."""
+
+DRAIN_LIMIT = 4 * 1024 * 1024
+"""An oversized body up to this size is read and discarded so the client sees the 413."""
+
+STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
+          "/index.html": ("index.html", "text/html; charset=utf-8"),
+          "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+          "/style.css": ("style.css", "text/css; charset=utf-8")}
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def _static(name: str) -> bytes:
+    return resources.files("arena.tools.host.web").joinpath(name).read_bytes()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "arena-host"
+    sys_version = ""
+    hub: Hub  # set on the subclass made per server
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - BaseHTTPRequestHandler's name
+        log.debug("%s %s", self.client_address[0], format % args)
+
+    def _where(self) -> str:
+        return f"from {self.client_address[0]} {self.command} {urlsplit(self.path).path}"
+
+    def _send(self, status: int, body: bytes, ctype: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in SECURITY_HEADERS.items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, status: int, data: dict[str, Any]) -> None:
+        self._send(status, json.dumps(data).encode(), "application/json")
+
+    def _refuse(self, exc: Rejection) -> None:
+        self._json(exc.status, {"error": exc.reason})
+
+    def _token(self) -> str | None:
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Bearer "):
+            return auth[7:].strip()
+        return (parse_qs(urlsplit(self.path).query).get("token") or [None])[0]
+
+    # -- routes -------------------------------------------------------------------------------
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        path = urlsplit(self.path).path
+        try:
+            if path in STATIC:
+                name, ctype = STATIC[path]
+                self._send(200, _static(name), ctype)
+            elif path == "/api/whoami":
+                seat = self.hub.seat_of(self._token(), self._where())
+                self._json(200, {"seat": seat.seat, "name": seat.name, "game": self.hub.game_name,
+                                 "connected": seat.stream is not None})
+            elif path == "/api/events":
+                self._events()
+            else:
+                self._json(404, {"error": f"not found: {path}"})
+        except Rejection as exc:
+            self._refuse(exc)
+
+    def do_POST(self) -> None:  # noqa: N802
+        path = urlsplit(self.path).path
+        try:
+            if path != "/api/act":
+                self.close_connection = True
+                raise Rejection(404, f"not found: {path}")
+            raw = self._body()
+            move = parse_move(raw) if raw is not None else None
+            self._json(200, self.hub.submit(self._token(), move, self._where()))
+        except Rejection as exc:
+            if exc.status == 400:  # parse errors come from protocol.parse_move: log them here
+                self.hub.reject(400, exc.reason, self._where())
+            self._refuse(exc)
+
+    def _other(self) -> None:
+        self.close_connection = True
+        self._json(405, {"error": f"method {self.command} not allowed"})
+
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _other  # noqa: N815
+
+    def _body(self) -> bytes:
+        length = self.headers.get("Content-Length")
+        if length is None or not length.strip().isdigit():
+            self.close_connection = True
+            raise self.hub.reject(411, "a move needs a Content-Length header", self._where())
+        n = int(length)
+        if n > MAX_BODY:
+            self.close_connection = True
+            self._drain(n)
+            raise self.hub.reject(413, f"message of {n} bytes exceeds the limit of {MAX_BODY} bytes", self._where())
+        return self.rfile.read(n)
+
+    def _drain(self, n: int) -> None:
+        left = min(n, DRAIN_LIMIT)
+        try:
+            while left > 0:
+                chunk = self.rfile.read(min(left, 65536))
+                if not chunk:
+                    break
+                left -= len(chunk)
+        except OSError:
+            pass
+
+    def _events(self) -> None:
+        hub = self.hub
+        seat, sid = hub.connect(self._token(), self._where())
+        try:
+            since = self.headers.get("Last-Event-ID") or (parse_qs(urlsplit(self.path).query).get("since") or ["0"])[0]
+            since = int(since) if str(since).isdigit() else 0
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            for k, v in SECURITY_HEADERS.items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(b"retry: 1500\n\n")
+            self.wfile.flush()
+            while True:
+                events = hub.wait_events(seat, since, HEARTBEAT)
+                if events:
+                    self.wfile.write(b"".join(sse(i, e) for i, e in events))
+                    since = events[-1][0]
+                elif hub.finished:
+                    break
+                else:
+                    self.wfile.write(b": ping\n\n")
+                self.wfile.flush()
+                hub.delivered(seat, since)
+        except OSError:
+            pass  # the client went away; its seat is free again
+        finally:
+            self.close_connection = True
+            hub.disconnect(seat, sid)
+
+
+class HostServer:
+    """Serves one hub on ``bind:port`` (port 0 picks a free one) from a background thread."""
+
+    def __init__(self, hub: Hub, bind: str = "127.0.0.1", port: int = 0) -> None:
+        handler = type("Handler", (_Handler,), {"hub": hub})
+        try:
+            self.httpd = ThreadingHTTPServer((bind, port), handler)
+        except OSError as exc:
+            raise ArenaError(f"cannot listen on {bind}:{port}: {exc.strerror or exc}") from None
+        self.httpd.daemon_threads = True
+        self.bind = bind
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="arena-host-http", daemon=True)
+
+    def url(self, public_host: str | None = None) -> str:
+        host = public_host or self.bind
+        if host in ("0.0.0.0", "::", ""):
+            host = socket.gethostname()
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> "HostServer":
+        self.thread.start()
+        return self
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

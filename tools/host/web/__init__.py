@@ -1,0 +1,1 @@
+"""The browser client served by ``arena host``: static files, no build step."""
