@@ -160,7 +160,7 @@ def compile_tree(game: Game, max_nodes: int | None = None) -> Tree:
     node_info: list[int] = []
     util: dict[int, list[float]] = {}
     chance_probs: list[float] = []
-    keys: dict[str, int] = {}
+    keys: dict[tuple[int, str], int] = {}
     info_actions: list[tuple[int, ...]] = []
     info_player: list[int] = []
     info_node: list[int] = []
@@ -201,9 +201,9 @@ def compile_tree(game: Game, max_nodes: int | None = None) -> Tree:
                              "a turn-based game (player {cur} at history {list(path)})")
         key = state.information_state_key(cur)
         legal = tuple(state.legal_actions(cur))
-        info = keys.get(key)
+        info = keys.get((cur, key))
         if info is None:
-            info = keys[key] = len(info_actions)
+            info = keys[(cur, key)] = len(info_actions)
             info_actions.append(legal)
             info_player.append(cur)
             info_node.append(h)
@@ -271,7 +271,7 @@ def _assemble(game, n, parent, depth, player, slot_ref, node_info, util, chance_
         i0, i1 = (int(ids[0]), int(ids[-1]) + 1) if ids.size else (0, 0)
         player_infos.append((i0, i1))
         player_slots.append((int(starts[i0]) if ids.size else 0, int(starts[i1 - 1] + sizes[i1 - 1]) if ids.size else 0))
-    inv_keys = {v: k for k, v in keys.items()}
+    inv_keys = {v: k for (_, k), v in keys.items()}
     return Tree(
         game_name=game.spec.full_name, num_players=n, parent=parent.astype(np.int64), player=player, edge=edge,
         utility=utility, chance_probs=np.asarray(chance_probs + [1.0]), levels=levels,
