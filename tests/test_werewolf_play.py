@@ -125,3 +125,32 @@ def test_human_speaks_free_text_in_werewolf(subprocess_env):
     out = _play_session("werewolf(players=5,talk=text)", subprocess_env, "I trust nobody, I accuse player_2")
     assert 'Day 1: player_0 says: "I trust nobody, I accuse player_2"' in out  # seed 5: seat 0 survives night 1
     assert "game over" in out
+
+
+def test_tournament_rotates_roles_and_the_report_reads_the_run(tmp_path, subprocess_env):
+    """A 5-seat round robin seats every agent in every seat over the same deals (role rotation),
+    rates teams with OpenSkill, and ``arena werewolf-report`` reads per-role rates back."""
+    import json
+    import subprocess
+
+    cfg = tmp_path / "ww.yaml"
+    cfg.write_text(
+        "game: werewolf(players=5)\n"
+        "agents:\n" + "".join(f"  - {{name: werewolf_scripted, label: s{k}}}\n" for k in range(3))
+        + "  - {name: random, label: r0}\n  - {name: random, label: r1}\n"
+        f"format: {{kind: round_robin, games: 4}}\nratings: {{rank_by: openskill}}\nout: {tmp_path / 'run'}\n"
+        "tensorboard: false\nplots: false\nprogress: false\n")
+    run = subprocess.run(arena_cmd() + ["tournament", str(cfg), "--quiet"], env=subprocess_env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    rep = subprocess.run(arena_cmd() + ["werewolf-report", str(tmp_path / "run"), "--json"], env=subprocess_env,
+                         capture_output=True, text=True, timeout=60)
+    assert rep.returncode == 0, rep.stderr
+    data = json.loads(rep.stdout)
+    assert data["games"] == 20
+    for name in ("s0", "s1", "s2", "r0", "r1"):
+        by_role = data["agents"][name]["by_role"]
+        assert {r: x["seats"] for r, x in by_role.items()} == {"Werewolf": 4, "Seer": 4, "Doctor": 4, "Villager": 8}
+    bad = subprocess.run(arena_cmd() + ["werewolf-report", str(tmp_path / "missing")], env=subprocess_env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "run directory not found" in bad.stderr and "Traceback" not in bad.stderr

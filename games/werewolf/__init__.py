@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from arena.cli_api import Command
 from arena.game import Game, GameEntry, GameSpec
 from arena.games.werewolf.rules import ActionLayout, WerewolfConfig
+from arena.games.werewolf.report import report_command
 from arena.games.werewolf.state import WerewolfState
 from arena.games.werewolf.view import layout
 from arena.hookspecs import hookimpl
@@ -41,3 +43,8 @@ def arena_games() -> list[GameEntry]:
     return [GameEntry("werewolf", WerewolfGame,
                       "Werewolf social deduction (5-9 players): night kills, Seer, Doctor, discussion, votes",
                       asdict(WerewolfConfig()))]
+
+
+@hookimpl
+def arena_commands() -> list[Command]:
+    return [report_command()]

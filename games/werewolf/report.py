@@ -51,3 +51,42 @@ def win_rates(results: Sequence[Any]) -> dict[str, Any]:
                           "by_role": {role: {"seats": g, "win_rate": _rate(w, g)} for role, (g, w) in sorted(a["by_role"].items())}}
                    for name, a in agents.items()},
     }
+
+
+def format_report(rep: dict[str, Any]) -> str:
+    """The report as plain text lines (sides, roles, then agents by role)."""
+    lines = [f"{rep['games']} games ({rep['draws']} draws at the day limit, {rep['forfeits']} forfeited)",
+             "side win rates: " + ", ".join(f"{s} {r:.3f}" for s, r in rep["sides"].items()),
+             "role win rates: " + ", ".join(f"{role} {x['win_rate']:.3f} ({x['seats']} seats)"
+                                            for role, x in rep["roles"].items())]
+    for name, a in sorted(rep["agents"].items(), key=lambda kv: -kv[1]["win_rate"]):
+        roles = ", ".join(f"{role} {x['win_rate']:.2f}/{x['seats']}" for role, x in a["by_role"].items())
+        lines.append(f"  {name}: won {a['wins']}/{a['games']} ({a['win_rate']:.3f}); by role: {roles}")
+    return "\n".join(lines)
+
+
+def _args(p: Any) -> None:
+    p.add_argument("run_dir", help="a run directory written by `arena tournament` on a werewolf game")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _run(args: Any) -> int:
+    from arena.store import RunStore
+
+    with RunStore.open_existing(args.run_dir) as store:
+        records = store.matches()
+    rep = win_rates(records)
+    if args.json:
+        from arena.cli import emit_json
+
+        emit_json(rep)
+    else:
+        print(format_report(rep))
+    return 0
+
+
+def report_command() -> Any:
+    from arena.cli_api import Command
+
+    return Command("werewolf-report", "per-side, per-role and per-agent win rates of a werewolf run directory",
+                   _args, _run)
