@@ -61,7 +61,7 @@ class Hub:
 
     def __init__(self, game_name: str, names: Sequence[str], humans: dict[int, str], games: int = 1,
                  move_time: float | None = 60.0, default_action: str = "random", default_text: str = "",
-                 tokens: dict[int, str] | None = None) -> None:
+                 tokens: dict[int, str] | None = None, text_decisions: bool = False) -> None:
         if default_action not in DEFAULT_ACTIONS:
             raise ValueError(f"default_action must be one of {DEFAULT_ACTIONS}")
         self.game_name, self.names, self.games = game_name, list(names), games
@@ -76,7 +76,8 @@ class Hub:
         self._ids = itertools.count(1)
         for s in self.seats.values():
             self._post(s, {"type": "hello", "seat": s.seat, "name": s.name, "game": game_name,
-                           "seats": self.names, "games": games, "move_time": move_time})
+                           "seats": self.names, "games": games, "move_time": move_time,
+                           "text_decisions": text_decisions})
 
     # -- bookkeeping --------------------------------------------------------------------------
     def reject(self, status: int, reason: str, where: str = "") -> Rejection:

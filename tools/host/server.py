@@ -37,7 +37,7 @@ STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
           "/style.css": ("style.css", "text/css; charset=utf-8")}
 
 SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
@@ -55,7 +55,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing -----------------------------------------------------------------------------
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - BaseHTTPRequestHandler's name
-        log.debug("%s %s", self.client_address[0], format % args)
+        """Debug-level access log without the query string (which may carry a token)."""
+        log.debug("%s %s %s", self.client_address[0], getattr(self, "command", "-"),
+                  urlsplit(getattr(self, "path", "")).path)
 
     def _where(self) -> str:
         return f"from {self.client_address[0]} {self.command} {urlsplit(self.path).path}"
@@ -106,8 +108,7 @@ class _Handler(BaseHTTPRequestHandler):
             if path != "/api/act":
                 self.close_connection = True
                 raise Rejection(404, f"not found: {path}")
-            raw = self._body()
-            move = parse_move(raw) if raw is not None else None
+            move = parse_move(self._body())
             self._json(200, self.hub.submit(self._token(), move, self._where()))
         except Rejection as exc:
             if exc.status == 400:  # parse errors come from protocol.parse_move: log them here

@@ -121,7 +121,7 @@ def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None
     todo = [k for k, mid in enumerate(planned) if store is None or not store.has_match(mid)]
     hub = Hub(spec.full_name, names, {p: names[p] for p in humans}, games=cfg.games, move_time=cfg.move_time,
               default_action=cfg.default_action, default_text=cfg.default_text,
-              tokens={int(k): str(v) for k, v in cfg.tokens.items()})
+              tokens={int(k): str(v) for k, v in cfg.tokens.items()}, text_decisions=spec.text_decisions)
     agents = []
     for p, a in enumerate(placeholders):
         if isinstance(a, RemoteHuman):

@@ -1,0 +1,230 @@
+// arena hosted-match client: one seat's view of a match served by `arena host`.
+// Plain JavaScript, no build step. Events arrive over Server-Sent Events (/api/events); moves
+// are POSTed to /api/act. The join token comes from the page address (#token=...) or the form.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const ui = { seat: null, names: [], totals: [], turn: null, lastView: "", deadline: null, source: null, token: null, done: false };
+
+function setStatus(text, cls) {
+  const s = $("status");
+  s.textContent = text;
+  s.className = cls || "";
+}
+
+function logLine(text, cls) {
+  const li = document.createElement("li");
+  li.textContent = text;
+  if (cls) li.className = cls;
+  $("lines").appendChild(li);
+  li.scrollIntoView({ block: "nearest" });
+}
+
+function fmt(x) { return (x > 0 ? "+" : "") + (Math.round(x * 1000) / 1000); }
+
+function renderSeats() {
+  const ul = $("seats");
+  ul.replaceChildren();
+  ui.names.forEach((name, p) => {
+    const li = document.createElement("li");
+    const who = document.createElement("span");
+    who.textContent = `player ${p}: ${name}` + (p === ui.seat ? " (you)" : "");
+    const score = document.createElement("span");
+    score.textContent = fmt(ui.totals[p] || 0);
+    li.append(who, score);
+    if (p === ui.seat) li.className = "you";
+    ul.appendChild(li);
+  });
+}
+
+function clearTurn() {
+  ui.turn = null;
+  ui.deadline = null;
+  $("buttons").replaceChildren();
+  $("say").disabled = true;
+  $("say-button").disabled = true;
+  $("clock").textContent = "";
+}
+
+function showTurn(ev) {
+  ui.turn = ev;
+  $("view").textContent = ev.text;
+  $("result").hidden = true;
+  const box = $("buttons");
+  box.replaceChildren();
+  if (ev.decision === "text") {
+    $("prompt").textContent = `Your turn: say something (at most ${ev.max_text_length} characters).`;
+    const say = $("say");
+    say.disabled = false;
+    say.maxLength = ev.max_text_length;
+    $("say-button").disabled = false;
+    updateCount();
+    say.focus();
+  } else {
+    $("prompt").textContent = "Your turn: choose a move.";
+    for (const a of ev.actions) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = a.label;
+      b.dataset.action = String(a.action);
+      b.addEventListener("click", () => send({ turn: ev.turn, action: a.action }));
+      box.appendChild(b);
+    }
+  }
+  ui.deadline = ev.time_limit ? Date.now() + ev.time_limit * 1000 : null;
+  setStatus("Your turn", "turn");
+}
+
+function updateCount() {
+  const say = $("say");
+  $("count").textContent = say.disabled ? "" : `${say.value.length}/${say.maxLength}`;
+}
+
+async function send(move) {
+  if (!ui.turn) return;
+  for (const b of $("buttons").querySelectorAll("button")) b.disabled = true;
+  $("say-button").disabled = true;
+  try {
+    const r = await fetch("/api/act", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Authorization": "Bearer " + ui.token },
+      body: JSON.stringify(move),
+    });
+    if (!r.ok) {
+      const body = await r.json().catch(() => ({ error: r.statusText }));
+      logLine("The host refused that move: " + body.error, "warn");
+      setStatus("Move refused", "error");
+      if (ui.turn) showTurn(ui.turn);
+    }
+  } catch (e) {
+    logLine("Could not reach the host: " + e, "warn");
+    if (ui.turn) showTurn(ui.turn);
+  }
+}
+
+function newLines(before, after) {
+  const seen = new Set(before.split("\n"));
+  return after.split("\n").filter((l) => l.trim() && !seen.has(l));
+}
+
+const handlers = {
+  hello(ev) {
+    ui.seat = ev.seat; ui.names = ev.seats; ui.totals = ev.seats.map(() => 0); ui.lastView = "";
+    $("lines").replaceChildren();
+    $("view").textContent = "";
+    $("result").hidden = true;
+    clearTurn();
+    $("speech").hidden = !ev.text_decisions;
+    $("game").textContent = `${ev.game} — you are player ${ev.seat}` + (ev.games > 1 ? ` — ${ev.games} games` : "");
+    document.title = `arena — ${ev.game} (player ${ev.seat})`;
+    renderSeats();
+    setStatus("Connected");
+  },
+  game_start(ev) {
+    ui.lastView = "";
+    $("result").hidden = true;
+    logLine(`Game ${ev.index + 1} begins.`);
+    $("prompt").textContent = "Waiting for other players.";
+  },
+  view(ev) {
+    for (const line of newLines(ui.lastView, ev.text)) logLine(line);
+    ui.lastView = ev.text;
+    $("view").textContent = ev.text;
+    if (!ui.turn) setStatus("Waiting for other players");
+  },
+  turn(ev) { showTurn(ev); },
+  moved(ev) {
+    clearTurn();
+    $("say").value = "";
+    updateCount();
+    $("prompt").textContent = "Waiting for other players.";
+    logLine(ev.by === "clock" ? `Time ran out: "${ev.label}" was played for you.` : `You: ${ev.label}`,
+            ev.by === "clock" ? "warn" : "mine");
+    setStatus("Waiting for other players");
+  },
+  game_over(ev) {
+    clearTurn();
+    ev.returns.forEach((x, p) => { ui.totals[p] = (ui.totals[p] || 0) + x; });
+    renderSeats();
+    $("view").textContent = ev.text;
+    for (const line of newLines(ui.lastView, ev.text)) logLine(line);
+    ui.lastView = ev.text;
+    const out = $("outcome");
+    out.textContent = `You ${ev.outcome} (${fmt(ev.you)}).` + (ev.forfeit ? ` Forfeit: ${ev.forfeit}` : "");
+    out.className = ev.outcome;
+    $("result").hidden = false;
+    $("prompt").textContent = "Game over.";
+    logLine(`Game ${ev.index + 1} over: you ${ev.outcome} (${fmt(ev.you)}); returns ${ev.returns.map(fmt).join(", ")}.`, "mine");
+    setStatus(`Game over: you ${ev.outcome}`);
+  },
+  series_over(ev) {
+    ui.done = true;
+    if (ui.source) ui.source.close();
+    $("prompt").textContent = "The match is over.";
+    logLine(`Match over after ${ev.games} game(s): your total ${fmt(ev.total)}.`, "mine");
+    setStatus(`Match over: your total ${fmt(ev.total)}`);
+  },
+};
+
+async function probe() {
+  // EventSource hides HTTP errors: ask the host why the stream was refused.
+  try {
+    const r = await fetch("/api/whoami", { headers: { "Authorization": "Bearer " + ui.token } });
+    const body = await r.json();
+    if (r.status === 403) { setStatus("Refused: " + body.error, "error"); showJoin(); return; }
+    if (body.connected) setStatus("This seat is already open in another window; retrying…", "error");
+  } catch (e) {
+    setStatus("Host unreachable; retrying…", "error");
+  }
+  setTimeout(connect, 2000);
+}
+
+function connect() {
+  if (ui.done) return;
+  const es = new EventSource("/api/events?token=" + encodeURIComponent(ui.token));
+  ui.source = es;
+  es.onmessage = (e) => {
+    const ev = JSON.parse(e.data);
+    const h = handlers[ev.type];
+    if (h) h(ev);
+  };
+  es.onerror = () => {
+    if (ui.done) { es.close(); return; }
+    if (es.readyState === EventSource.CLOSED) probe();
+    else setStatus("Connection lost; reconnecting…", "error");
+  };
+}
+
+function showJoin() {
+  $("join").hidden = false;
+  $("board").hidden = true;
+}
+
+function start(token) {
+  ui.token = token;
+  $("join").hidden = true;
+  $("board").hidden = false;
+  connect();
+}
+
+setInterval(() => {
+  if (ui.deadline) {
+    const left = Math.max(0, Math.ceil((ui.deadline - Date.now()) / 1000));
+    $("clock").textContent = `Time left for this move: ${left}s`;
+  }
+}, 250);
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("say").addEventListener("input", updateCount);
+  $("speech").addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (ui.turn && ui.turn.decision === "text") send({ turn: ui.turn.turn, text: $("say").value });
+  });
+  $("join").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const t = $("token-input").value.trim();
+    if (t) { history.replaceState(null, "", "#token=" + encodeURIComponent(t)); start(t); }
+  });
+  const token = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (token) start(token); else showJoin();
+});
