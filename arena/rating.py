@@ -8,16 +8,16 @@
 - **Bradley–Terry** maximum likelihood with a bootstrap confidence interval (the Chatbot Arena
   recipe): ``P(i beats j) = σ(ln10·(θi − θj))``, reported as ``400·θ + 1000`` centred on the
   pool mean. A tiny ridge term keeps an undefeated agent finite.
-- **Game-theoretic views** of the empirical payoff matrix: α-Rank (OpenSpiel's
-  implementation) and Nash averaging (maximum-entropy symmetric Nash, solved here with scipy;
-  OpenSpiel's version needs cvxpy).
+- **Game-theoretic views** of the empirical payoff matrix: α-Rank (single population, checked
+  against OpenSpiel's ``alpharank``, whose import alone costs seconds of plotting libraries) and
+  Nash averaging (maximum-entropy symmetric Nash solved with scipy; OpenSpiel's version needs
+  cvxpy).
 
 Formulas and oracle numbers: ``shared/papers/ranking_league.md`` §3–4.
 """
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -167,31 +167,43 @@ def win_matrix(outcomes: Iterable[tuple[str, str, float]], names: Sequence[str])
     return W, N
 
 
-def _bt_theta(W: np.ndarray, N: np.ndarray, ridge: float, x0: np.ndarray | None = None) -> np.ndarray:
-    n = W.shape[0]
-
-    def f(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        d = LN10 * (theta[:, None] - theta[None, :])
-        # points W[i,j] of i over j: log-lik = W log σ(d) + (N−W) log σ(−d), counted once per pair
-        logp = -np.logaddexp(0.0, -d)
-        logq = -np.logaddexp(0.0, d)
-        nll = -0.5 * np.sum(W * logp + (N - W) * logq) + ridge * np.sum(theta ** 2)
-        p = np.exp(logp)
-        g = -LN10 * np.sum(W - N * p, axis=1) + 2 * ridge * theta
-        return float(nll), g
-
-    res = minimize(f, np.zeros(n) if x0 is None else x0, jac=True, method="L-BFGS-B",
-                   options={"gtol": 1e-9, "maxiter": 2000})
-    return res.x - res.x.mean()
-
-
-def _bt_cov(theta: np.ndarray, N: np.ndarray, ridge: float) -> np.ndarray:
+def _bt_nll(theta: np.ndarray, W: np.ndarray, N: np.ndarray, ridge: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """Negative log-likelihood (each pair counted once), its gradient and Hessian."""
     d = LN10 * (theta[:, None] - theta[None, :])
-    p = 1.0 / (1.0 + np.exp(-d))
+    logp = -np.logaddexp(0.0, -d)
+    logq = -np.logaddexp(0.0, d)
+    nll = -0.5 * np.sum(W * logp + (N - W) * logq) + ridge * np.sum(theta ** 2)
+    p = np.exp(logp)
+    g = -LN10 * np.sum(W - N * p, axis=1) + 2 * ridge * theta
     w = LN10 ** 2 * N * p * (1 - p)
     H = -w
     np.fill_diagonal(H, w.sum(axis=1) - np.diag(w) + 2 * ridge)
-    return np.linalg.pinv(H)
+    return float(nll), g, H
+
+
+def _bt_theta(W: np.ndarray, N: np.ndarray, ridge: float, x0: np.ndarray | None = None) -> np.ndarray:
+    """Newton's method with step halving (the problem is small and strictly convex with the ridge)."""
+    n = W.shape[0]
+    theta = np.zeros(n) if x0 is None else np.array(x0, dtype=float)
+    ridge = max(ridge, 1e-9)
+    f, g, H = _bt_nll(theta, W, N, ridge)
+    for _ in range(100):
+        step = np.linalg.solve(H + 1e-12 * np.eye(n), g)
+        t = 1.0
+        while True:
+            cand = theta - t * step
+            fc, gc, Hc = _bt_nll(cand, W, N, ridge)
+            if fc <= f + 1e-12 or t < 1e-8:
+                break
+            t *= 0.5
+        theta, f, g, H = cand, fc, gc, Hc
+        if np.max(np.abs(g)) < 1e-9 or np.max(np.abs(t * step)) < 1e-10:
+            break
+    return theta - theta.mean()
+
+
+def _bt_cov(theta: np.ndarray, N: np.ndarray, ridge: float) -> np.ndarray:
+    return np.linalg.pinv(_bt_nll(theta, np.zeros_like(N), N, max(ridge, 1e-9))[2])
 
 
 def bradley_terry(outcomes: Sequence[tuple[str, str, float]], names: Sequence[str], bootstrap: int = 200,
@@ -247,17 +259,40 @@ def payoff_matrix(records: Iterable[Any], names: Sequence[str]) -> tuple[np.ndar
     return np.divide(S, C, out=np.zeros_like(S), where=C > 0), C
 
 
-def alpha_rank(payoffs: np.ndarray, alpha: float = 100.0, m: int = 50) -> np.ndarray:
-    """α-Rank stationary distribution for a symmetric 2-player game (one population)."""
-    from open_spiel.python.egt import alpharank
+def _fixation(u: float, m: int) -> float:
+    """Probability that one mutant with fitness advantage ``u`` (= α·Δf) takes over a population
+    of ``m``: ``(1 − e^{−u}) / (1 − e^{−m u})``, ``1/m`` at ``u = 0``, computed without overflow."""
+    if abs(u) < 1e-12:
+        return 1.0 / m
+    if u > 0:
+        return math.expm1(-u) / math.expm1(-m * u)
+    v = -u
+    return math.exp(-(m - 1) * v) * math.expm1(-v) / math.expm1(-m * v)
 
-    payoffs = np.asarray(payoffs, dtype=float)
-    if payoffs.shape[0] < 2:
-        return np.ones(payoffs.shape[0])
-    with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
-        warnings.simplefilter("ignore")
-        pi = alpharank.compute([payoffs], m=m, alpha=alpha)[2]
-    return np.asarray(pi, dtype=float)
+
+def alpha_rank(payoffs: np.ndarray, alpha: float = 100.0, m: int = 50) -> np.ndarray:
+    """α-Rank (Omidshafiei et al. 2019) of a symmetric 2-player game, one population, local
+    selection: the stationary distribution of the chain that moves from strategy s to r with
+    probability ``η·ρ(r, s)``, ``η = 1/(K − 1)``, ``u = α(M[r,s] − M[s,r])``. Matches
+    OpenSpiel's ``alpharank.compute([M], m, alpha)`` (checked in the tests) without importing
+    its plotting stack."""
+    M = np.asarray(payoffs, dtype=float)
+    k = M.shape[0]
+    if k < 2:
+        return np.ones(k)
+    eta = 1.0 / (k - 1)
+    P = np.zeros((k, k))
+    for s in range(k):
+        for r in range(k):
+            if r != s:
+                P[s, r] = eta * _fixation(alpha * (M[r, s] - M[s, r]), m)
+        P[s, s] = 1.0 - P[s].sum()
+    A = np.vstack([P.T - np.eye(k), np.ones(k)])
+    b = np.zeros(k + 1)
+    b[-1] = 1.0
+    pi = np.linalg.lstsq(A, b, rcond=None)[0]
+    pi = np.clip(pi, 0.0, None)
+    return pi / pi.sum()
 
 
 def nash_averaging(A: np.ndarray, eps: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -288,9 +323,12 @@ def nash_averaging(A: np.ndarray, eps: float = 0.0) -> tuple[np.ndarray, np.ndar
 
 
 def kendall_tau(order: Sequence[Any], truth: Sequence[Any]) -> float:
-    """Kendall τ between two rankings (lists of the same items, best first)."""
-    from scipy.stats import kendalltau
-
+    """Kendall τ between two rankings of the same items (best first): (concordant − discordant)
+    pairs over all pairs."""
     pos = {x: i for i, x in enumerate(truth)}
-    tau = kendalltau(list(range(len(order))), [pos[x] for x in order]).statistic
-    return float(tau)
+    ranks = [pos[x] for x in order]
+    n = len(ranks)
+    if n < 2:
+        return 1.0
+    s = sum(1 if ranks[i] < ranks[j] else -1 for i in range(n) for j in range(i + 1, n))
+    return s / (n * (n - 1) / 2)

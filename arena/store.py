@@ -276,12 +276,29 @@ class RunStore:
         return p.read_text() if p.exists() else None
 
 
+def _check_existing(db: Path) -> None:
+    """Validate an existing store read-only before anything writes to it (even WAL mode would
+    change a foreign database's header)."""
+    with open(db, "rb") as fh:
+        head = fh.read(16)
+    if head != b"SQLite format 3\x00":
+        raise ArenaError(f"{db} is not an arena run store (not an SQLite database); refusing to touch it")
+    try:
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            kind = con.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()
+            con.execute("SELECT id FROM matches LIMIT 1").fetchall()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        raise ArenaError(f"{db} is not an arena run store (corrupt or foreign database: {exc})") from None
+    if not kind or kind[0] != KIND:
+        raise ArenaError(f"{db} is not an arena run store (foreign SQLite database)")
+
+
 def _connect(db: Path, create: bool) -> sqlite3.Connection:
     if not create:
-        with open(db, "rb") as fh:
-            head = fh.read(16)
-        if head != b"SQLite format 3\x00":
-            raise ArenaError(f"{db} is not an arena run store (not an SQLite database); refusing to touch it")
+        _check_existing(db)
     try:
         conn = sqlite3.connect(db, timeout=30.0, isolation_level="DEFERRED")
         conn.execute("PRAGMA journal_mode=WAL")

@@ -217,8 +217,6 @@ def elimination(names: Sequence[str], games: int, reference: str | None,
 def adaptive(names: Sequence[str], batch_games: int, budget: int | None, confidence: float,
              min_degree: int, ridge: float, seed: int, scale: float | None = None) -> FormatGen:
     """Coverage rings, then uncertainty-guided batches (see module docstring)."""
-    from scipy.stats import norm
-
     n = len(names)
     rng = np.random.default_rng([seed & 0xFFFFFFFF, 11])
     budget = budget if budget is not None else 4 * n * (n - 1) * batch_games
@@ -246,7 +244,7 @@ def adaptive(names: Sequence[str], batch_games: int, budget: int | None, confide
                 i, j = order[r], order[r + d]
                 var = fit.cov[i, i] + fit.cov[j, j] - 2 * fit.cov[i, j]
                 z = (fit.theta[i] - fit.theta[j]) / math.sqrt(max(var, 1e-12))
-                cand.append((float(norm.sf(z)), d, i, j))
+                cand.append((0.5 * math.erfc(z / math.sqrt(2.0)), d, i, j))
         worst_adjacent = max((u for u, d, _, _ in cand if d == 1), default=0.0)
         if worst_adjacent < 1.0 - confidence or spent + batch_games > budget:
             break

@@ -1,0 +1,83 @@
+"""The run store: create/resume, idempotent records, and clear errors (never overwrites) for
+corrupt or foreign files at the run path."""
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from arena.errors import ArenaError
+from arena.store import DB_NAME, MatchRecord, RunStore, match_id
+
+
+def _rec(mid, seq=0):
+    return MatchRecord(id=mid, pairing="a|b", seed=0, game_index=seq, game="kuhn_poker", seats=["a", "b"],
+                       returns=[1.0, -1.0], plan_seq=seq, forfeit_player=1, forfeit_agent="b",
+                       forfeit_reason="illegal action 7", length=3, duration=0.01, info={"x": 1})
+
+
+def test_create_record_resume(tmp_path):
+    run = tmp_path / "run"
+    ids = [match_id("fp", "a|b", 0, k) for k in range(3)]
+    assert len(set(ids)) == 3 and ids[0] == match_id("fp", "a|b", 0, 0) != match_id("fp", "a|b", 1, 0)
+    with RunStore.open(run, "fp", "game: x\n") as s:
+        assert s.record_match(_rec(ids[1], 1))
+        assert s.record_match(_rec(ids[0], 0), transcript=["player 0: bet", "result"])
+        assert not s.record_match(_rec(ids[0], 0))  # idempotent
+        s.record_snapshot(2, "bt", {"a": (1010.0, None, None, 2), "b": (990.0, None, None, 2)})
+    with RunStore.open(run, "fp") as s:  # resume
+        recs = s.matches()
+        assert [r.id for r in recs] == [ids[0], ids[1]]  # plan order, not arrival order
+        assert recs[0].forfeit_reason == "illegal action 7" and recs[0].info == {"x": 1}
+        assert (run / recs[0].transcript).read_text().startswith("player 0: bet")
+        assert s.count() == 2 and s.snapshots("bt")[2]["a"][0] == 1010.0
+    assert (run / "config.yaml").read_text() == "game: x\n"
+    with pytest.raises(ArenaError, match="different config"):
+        RunStore.open(run, "other")
+
+
+@pytest.mark.parametrize("content", [b"", b"not a database at all" * 20, b"SQLite format 3\x00" + b"\x07" * 600])
+def test_corrupt_store_is_an_error_and_untouched(tmp_path, content):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / DB_NAME).write_bytes(content)
+    with pytest.raises(ArenaError, match="not an arena run store"):
+        RunStore.open(run, "fp")
+    assert (run / DB_NAME).read_bytes() == content
+    assert sorted(p.name for p in run.iterdir()) == [DB_NAME]
+
+
+def test_foreign_sqlite_file_path_and_nonempty_dir(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    con = sqlite3.connect(run / DB_NAME)
+    con.execute("CREATE TABLE meta (key TEXT, value TEXT)")
+    con.execute("INSERT INTO meta VALUES ('kind', 'something-else')")
+    con.commit()
+    con.close()
+    before = (run / DB_NAME).read_bytes()
+    with pytest.raises(ArenaError, match="not an arena run store"):
+        RunStore.open(run, "fp")
+    assert (run / DB_NAME).read_bytes() == before
+    f = tmp_path / "file"
+    f.write_text("precious")
+    with pytest.raises(ArenaError, match="is a file"):
+        RunStore.open(f, "fp")
+    assert f.read_text() == "precious"
+    d = tmp_path / "notes"
+    d.mkdir()
+    (d / "todo.txt").write_text("keep")
+    with pytest.raises(ArenaError, match="non-empty directory"):
+        RunStore.open(d, "fp")
+    assert [p.name for p in d.iterdir()] == ["todo.txt"]
+
+
+def test_cli_reports_corrupt_store_in_one_line(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / DB_NAME).write_bytes(b"garbage" * 100)
+    for argv in (["tournament", "configs/tournament/kuhn_round_robin.yaml", f"out={run}"], ["leaderboard", str(run)]):
+        p = subprocess.run([sys.executable, "-m", "arena.cli", *argv], capture_output=True, text=True)
+        assert p.returncode == 2, p.stderr
+        assert p.stderr.count("\n") == 1 and "not an arena run store" in p.stderr and "Traceback" not in p.stderr
+    assert (run / DB_NAME).read_bytes() == b"garbage" * 100
