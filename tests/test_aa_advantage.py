@@ -105,3 +105,25 @@ def test_bad_parameters_are_one_line_errors():
         AdvantageAlignmentTrainer(game, [agent], kernel="nope")
     with pytest.raises(ArenaError, match="has no parameter 'betta'"):
         AdvantageAlignmentTrainer(game, [agent], betta=1)
+
+
+def test_league_use_trains_only_the_learner_against_a_snapshot():
+    """A past snapshot in the other seat is read, not trained; its advantage comes from the
+    learner's opponent critic, which is fitted on the snapshot's rewards."""
+    game = arena.load_game("ipd", horizon=4)
+    learner = NeuralAgent(game, seed=0)
+    learner.name = "learner"
+    snap = learner.snapshot("learner@0")
+    from arena.registry import get_registry
+
+    entry = get_registry().get("trainer", "advantage_alignment")
+    trainer = entry.factory(game, [learner], beta=1.0)
+    before_snap = [p.detach().clone() for p in snap.net.parameters()]
+    before_opp = [p.detach().clone() for p in learner.net.opp_critic.parameters()]
+    results = arena.play(game, [learner, snap], games=32, seed=0, rotate_seats=True, record=True)
+    games = trainer.segments([r.trajectory for r in results])
+    assert all({s.owner for s in segs} == {0, None} and all(s.critic == 0 for s in segs) for segs in games)
+    metrics = trainer.update([r.trajectory for r in results])
+    assert "learner/pg_loss" in metrics and not any(k.startswith("learner@0") for k in metrics)
+    assert all(torch.equal(a, b) for a, b in zip(before_snap, snap.net.parameters()))
+    assert not all(torch.equal(a, b) for a, b in zip(before_opp, learner.net.opp_critic.parameters()))

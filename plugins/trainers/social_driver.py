@@ -75,12 +75,13 @@ def build(cfg: TrainConfig):
     return game, learners, seats, trainer, evals
 
 
-def train(cfg: TrainConfig, log=print) -> dict[str, Any]:
+def train(cfg: TrainConfig, log=None) -> dict[str, Any]:
     """Run the loop described in the module docstring; return the final report."""
     from arena.match import play_games
     from arena.plugins.agents.neural import require_torch
     from arena.plugins.trainers import social_eval as ev
 
+    log = log or (lambda line: print(line, flush=True))
     torch = require_torch()
     torch.set_num_threads(max(1, cfg.torch_threads))
     game, learners, seats, trainer, evals = build(cfg)
