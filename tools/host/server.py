@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import select
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,9 +25,9 @@ from arena.tools.host.protocol import MAX_BODY, Rejection, parse_move, sse
 
 log = logging.getLogger("arena.host")
 
-HEARTBEAT = 1.0
-"""Seconds between keep-alive comments on an idle stream; a dropped client is noticed on the
-next write, so its seat is free for a reconnect within about this long."""
+HEARTBEAT = 0.5
+"""Seconds between keep-alive comments on an idle stream; a client that closed its end (or
+whose write fails) is noticed within about this long, and its seat is free to reconnect."""
 
 DRAIN_LIMIT = 4 * 1024 * 1024
 """An oversized body up to this size is read and discarded so the client sees the 413."""
@@ -162,7 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if events:
                     self.wfile.write(b"".join(sse(i, e) for i, e in events))
                     since = events[-1][0]
-                elif hub.finished:
+                elif hub.finished or self._client_gone():
                     break
                 else:
                     self.wfile.write(b": ping\n\n")
@@ -173,6 +174,15 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             self.close_connection = True
             hub.disconnect(seat, sid)
+
+
+    def _client_gone(self) -> bool:
+        """True when the client closed its end (an event-stream client never sends more)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
 
 class HostServer:

@@ -1,0 +1,69 @@
+"""The web client in headless Chromium (Playwright): join by link, play a Kuhn hand by clicking,
+check the outcome shown against the run store; a screenshot is kept in test-artifacts/.
+
+Needs Debian's Chromium (``apt-get install -y chromium chromium-driver``) and the ``playwright``
+Python package (its own browser download is never used: ``playwright install`` is not needed).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from test_host_support import HostProcess
+
+from arena.store import RunStore
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="headless browser test needs /usr/bin/chromium "
+                    "(apt-get install -y chromium chromium-driver)")
+def test_browser_plays_a_kuhn_hand_by_clicking(tmp_path, subprocess_env):
+    from playwright.sync_api import sync_playwright
+
+    run = tmp_path / "run"
+    host = HostProcess(["--game", "kuhn_poker", "--seats", "human", "cfr:algo=cfr+,iterations=50", "--seed", "7",
+                        "--out", str(run)], 2, subprocess_env)
+    shot = REPO / "test-artifacts" / "host_browser_kuhn.png"
+    shot.parent.mkdir(exist_ok=True)
+    clicked, errors = [], []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1200, "height": 800})
+                page.on("pageerror", lambda exc: errors.append(str(exc)))
+                page.goto(f"{host.url}/#token={host.tokens[0]}")
+                page.wait_for_selector("#game:has-text('you are player 0')", timeout=30_000)
+                assert page.is_hidden("#speech")  # Kuhn has no text decisions
+                while True:
+                    page.wait_for_selector("#buttons button:enabled, #result:not([hidden])", timeout=30_000)
+                    if page.is_visible("#result"):
+                        break
+                    assert "You hold the" in page.inner_text("#view")
+                    labels = page.locator("#buttons button").all_inner_texts()
+                    want = "bet" if "bet" in labels else "call" if "call" in labels else labels[0]
+                    page.get_by_role("button", name=want, exact=True).click()
+                    clicked.append(want)
+                    page.wait_for_selector(f"#lines li:has-text('You: {want}')", timeout=30_000)
+                outcome = page.inner_text("#outcome")
+                page.wait_for_selector("#status:has-text('Match over')", timeout=30_000)
+                log = page.locator("#lines li").all_inner_texts()
+                page.screenshot(path=str(shot), full_page=True)
+            finally:
+                browser.close()
+        assert host.wait() == 0, host.stderr
+    finally:
+        host.stop()
+    with RunStore.open_existing(run) as store:
+        (record,) = store.matches()
+    mine = record.returns[0]
+    word = "won" if mine > record.returns[1] else "lost" if mine < record.returns[1] else "drew"
+    assert outcome == f"You {word} ({'+' if mine > 0 else ''}{mine:g})."
+    assert clicked and clicked[0] == "bet" and f"You: {clicked[0]}" in log
+    assert record.transcript and (run / record.transcript).read_text().startswith("player 0 (human): bet")
+    assert not errors, errors
+    assert shot.stat().st_size > 10_000
