@@ -13,7 +13,7 @@ results whichever executor ran them.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from arena.errors import ArenaError
@@ -186,7 +186,17 @@ class ExecutorConfig:
     address: str | None = None
     chunk: int = 64
     """Games per task (the unit shipped to a worker; also the commit granularity for pools)."""
-    extra: dict[str, Any] = field(default_factory=dict)
+
+
+KINDS = ("inprocess", "process", "ray")
+
+
+def check_config(cfg: ExecutorConfig) -> None:
+    """Fail before any work starts on a config no executor can serve."""
+    if cfg.kind not in KINDS:
+        raise ArenaError(f"unknown executor kind '{cfg.kind}'; known: {', '.join(KINDS)}")
+    if cfg.workers < 1 or cfg.chunk < 1:
+        raise ArenaError("executor.workers and executor.chunk must be at least 1")
 
 
 def make_executor(cfg: ExecutorConfig | Mapping[str, Any] | None = None) -> Executor:
@@ -194,10 +204,9 @@ def make_executor(cfg: ExecutorConfig | Mapping[str, Any] | None = None) -> Exec
         cfg = ExecutorConfig()
     elif isinstance(cfg, Mapping):
         cfg = ExecutorConfig(**dict(cfg))
+    check_config(cfg)
     if cfg.kind == "inprocess":
         return InProcessExecutor()
     if cfg.kind == "process":
         return ProcessPoolExecutor(cfg.workers)
-    if cfg.kind == "ray":
-        return RayExecutor(cfg.address, cfg.workers)
-    raise ArenaError(f"unknown executor kind '{cfg.kind}'; known: inprocess, process, ray")
+    return RayExecutor(cfg.address, cfg.workers)

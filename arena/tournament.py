@@ -387,12 +387,14 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     """Play (or resume) the tournament ``cfg`` into its run directory ``cfg.out`` and write the
     leaderboard files. Safe to call again after a crash: finished games are never replayed."""
     from arena.cli import _dedupe_names
-    from arena.executor import GameTask, make_executor, remember_agent
+    from arena.executor import GameTask, check_config, make_executor, remember_agent
     from arena.leaderboard import compute, plot_payoff, plot_ratings, write_files
     from arena.loading import load_agent, load_game
     from arena.logging import TensorBoard, progress
+    from arena.registry import get_registry
     from arena.store import MatchRecord, RunStore
 
+    check_config(cfg.executor)
     game = load_game(cfg.game)
     specs = [_plain(a) for a in cfg.agents]
     agents = [load_agent(s, game) for s in specs]
@@ -409,6 +411,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     store.set_meta("margin_scale", "" if scale is None else repr(scale))
     tb = TensorBoard(store.path / "tb", enabled=cfg.tensorboard)
     planner = Planner(fp, cfg.seed)
+    hook = get_registry().hook
     played = 0
     rc = cfg.ratings
 
@@ -453,6 +456,8 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
                                               plan_seq=g.plan_seq, round=g.round)
                 if store.record_match(rec, res.transcript if cfg.transcripts else None):
                     played += 1
+                    hook.arena_match_finished(result=res, context={"run_dir": str(store.path), "match_id": g.id,
+                                                                   "pairing": g.pairing, "round": g.round})
                 bar.advance(1)
 
             ex.run(tasks, on_result)
