@@ -85,12 +85,55 @@ def run(args: argparse.Namespace) -> dict:
             "large_openspiel_cpp_cfr+_seconds_per_iteration": round(bc_it, 6),
             "large_speedup_vs_openspiel_cpp": round(bc_it / b_it, 2),
         })
+    import resource
+
+    out["peak_rss_megabytes"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return out
+
+
+def curves(args: argparse.Namespace) -> dict:
+    """Every tree variant on one game: exploitability curves (CSV + one PNG) and final values."""
+    import csv
+    from pathlib import Path
+
+    import arena
+    from arena.plugins.agents.cfr.cli import plot_curves
+    from arena.plugins.agents.cfr.run import make_solve, run_solve
+    from arena.plugins.agents.cfr.rules import ALGORITHMS
+
+    game = arena.load_game(args.game)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results, all_curves = {}, {}
+    for algo in ALGORITHMS:
+        solve = run_solve(make_solve(game, algo, updates=args.updates), args.iterations, args.log_every)
+        all_curves[algo] = solve.curve
+        results[f"{algo}_exploitability"] = solve.curve[-1]["exploitability"]
+        results[f"{algo}_seconds"] = round(solve.seconds, 3)
+    with open(out_dir / "cfr_curves.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["algo", "iteration", "seconds", "nash_conv", "exploitability"])
+        for algo, curve in all_curves.items():
+            for c in curve:
+                w.writerow([algo, c["iteration"], c["seconds"], c["nash_conv"], c["exploitability"]])
+    plot_curves(all_curves, out_dir / "cfr_curves.png",
+                f"{game.spec.full_name}: exploitability of the average policy ({args.updates} updates)")
+    best = min((k for k in results if k.endswith("_exploitability")), key=results.get)
+    return {"game": game.spec.full_name, "iterations": args.iterations, **results,
+            "best": best.replace("_exploitability", ""), "plot": str(out_dir / "cfr_curves.png")}
+
+
+def curves_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game", default="leduc_poker")
+    p.add_argument("--iterations", type=int, default=1000)
+    p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--updates", default="alternating", choices=["alternating", "simultaneous"])
+    p.add_argument("--out", default=".", help="directory for cfr_curves.csv and cfr_curves.png")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", default="leduc_poker")
-    p.add_argument("--iterations", type=int, default=200, help="CFR+ iterations timed for arena and C++")
+    p.add_argument("--iterations", type=int, default=100, help="CFR+ iterations timed for arena and C++")
     p.add_argument("--py-iterations", type=int, default=3, help="iterations of OpenSpiel's (slow) Python CFR+")
     p.add_argument("--device", default="numpy", help="arena backend: numpy, torch, cuda")
     p.add_argument("--large-game", default="liars_dice", help="a larger game ('' to skip)")
@@ -100,4 +143,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
     return [Benchmark("cfr", "CFR+ seconds/iteration on Leduc: arena vs OpenSpiel C++ and Python solvers",
-                      run, add_arguments)]
+                      run, add_arguments),
+            Benchmark("cfr-curves", "every CFR variant's exploitability curve on one game (CSV + PNG)",
+                      curves, curves_arguments)]
