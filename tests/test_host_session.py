@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import threading
+from pathlib import Path
 
 import pytest
 from test_host_support import connect
@@ -105,3 +106,14 @@ def test_a_fixed_seed_resumes_and_never_counts_a_game_twice(tmp_path):
 def test_bad_host_configs_are_one_clear_error(tmp_path, change, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         run_host(kuhn(tmp_path, **change), out=io.StringIO())
+
+
+@pytest.mark.parametrize("path", sorted(Path(__file__).resolve().parents[1].glob("configs/host/*.yaml")))
+def test_shipped_host_configs_are_valid(path):
+    from arena.config import load_config
+    from arena.loading import load_game
+    from arena.tools.host.session import check, human_seat
+
+    cfg = load_config(HostConfig, path)
+    check(cfg, load_game(cfg.game).spec.num_players)
+    assert any(human_seat(s) for s in cfg.seats)

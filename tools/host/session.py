@@ -179,9 +179,12 @@ def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None
 
 
 def _outcome(returns: list[float], p: int) -> str:
-    from arena.plugins.agents.human import outcome_word
-
-    return outcome_word(returns, p)
+    """won / lost / drew for seat ``p``: won when it got the best return and someone got less —
+    so every member of a winning team (Werewolf's village) won, not "drew"."""
+    best, worst = max(returns), min(returns)
+    if returns[p] < best:
+        return "lost"
+    return "won" if worst < best else "drew"
 
 
 def _open_store(cfg: HostConfig, spec: Any, names: list[str], seed: int, config_text: str | None) -> tuple[Any, list[str]]:

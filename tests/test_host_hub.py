@@ -1,0 +1,88 @@
+"""The hub's checks without a network: tokens, seats, turns, text limits, the clock."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from arena.tools.host.hub import Hub
+from arena.tools.host.protocol import Move, Rejection, TurnView, parse_move
+
+
+def _ask(hub: Hub, seat: int, event: dict) -> tuple[threading.Thread, dict]:
+    box: dict = {}
+    t = threading.Thread(target=lambda: box.setdefault("action", hub.ask(seat, TurnView.observation(event))))
+    t.start()
+    while hub.seats[seat].turn is None:
+        threading.Event().wait(0.01)
+    return t, box
+
+
+SPEAK = {"player": 1, "decision": "text", "max_text_length": 10, "text": "Your turn to speak.", "actions": []}
+VOTE = {"player": 0, "decision": "choice", "text": "Vote.", "actions": [{"action": 3, "label": "vote player_3"},
+                                                                       {"action": 5, "label": "vote player_5"}]}
+
+
+def test_a_text_decision_takes_only_text_within_the_limit():
+    hub = Hub("g", ["a", "b"], {0: "a", 1: "b"}, move_time=10)
+    t, box = _ask(hub, 1, SPEAK)
+    tok = hub.seats[1].token
+    turn = hub.seats[1].turn.id
+    for move, status, words in [(Move(turn, action=0), 422, "takes text"),
+                                (Move(turn, text="x" * 11), 422, "exceeds the limit 10"),
+                                (Move(turn, text="hi"), None, None)]:
+        if status is None:
+            assert hub.submit(tok, move) == {"ok": True, "turn": turn}
+        else:
+            with pytest.raises(Rejection, match=words) as info:
+                hub.submit(tok, move)
+            assert info.value.status == status
+    t.join(5)
+    assert box["action"] == "hi"
+    assert [s for s, _ in hub.rejections] == [422, 422]
+    assert hub.seats[0].events[-1]["type"] == "hello"  # seat 0 heard nothing of seat 1's turn
+
+
+def test_one_seat_cannot_answer_another_seats_turn():
+    hub = Hub("g", ["a", "b"], {0: "a", 1: "b"}, move_time=10)
+    t, box = _ask(hub, 0, VOTE)
+    turn = hub.seats[0].turn.id
+    with pytest.raises(Rejection, match="not your turn") as info:
+        hub.submit(hub.seats[1].token, Move(turn, action=3))  # seat 1's token, seat 0's turn id
+    assert info.value.status == 409
+    with pytest.raises(Rejection, match="grants seat 1, not seat 0"):
+        hub.submit(hub.seats[1].token, Move(turn, action=3, seat=0))
+    hub.submit(hub.seats[0].token, Move(turn, action=5))
+    t.join(5)
+    assert box["action"] == 5 and len(hub.rejections) == 2
+
+
+def test_the_clock_answers_with_the_configured_default():
+    hub = Hub("g", ["a"], {0: "a"}, move_time=0.05, default_action="first", default_text="...")
+    t, box = _ask(hub, 0, VOTE)
+    t.join(5)
+    assert box["action"] == 3 and hub.seats[0].events[-1] == {"type": "moved", "turn": 1, "action": 3,
+                                                              "label": "vote player_3", "by": "clock"}
+    t, box = _ask(hub, 0, dict(SPEAK, player=0))
+    t.join(5)
+    assert box["action"] == "..."
+
+
+@pytest.mark.parametrize("raw, words", [
+    (b"{", "invalid JSON"), (b"\xff\xfe", "invalid JSON"), (b"[1]", "JSON object"),
+    (b'{"turn": 1}', "exactly one of"), (b'{"turn": 1, "action": 1, "text": "x"}', "exactly one of"),
+    (b'{"turn": true, "action": 1}', "'turn' must be an integer"), (b'{"turn": 1, "action": "1"}', "'action' must"),
+    (b'{"turn": 1, "text": 5}', "'text' must"), (b'{"turn": 1, "action": 1, "as": 2}', "unknown field 'as'"),
+])
+def test_malformed_moves_are_400_with_a_reason(raw, words):
+    with pytest.raises(Rejection, match=words) as info:
+        parse_move(raw)
+    assert info.value.status == 400
+
+
+def test_unknown_tokens_are_refused():
+    hub = Hub("g", ["a"], {0: "a"}, tokens={0: "secret"})
+    assert hub.seat_of("secret").seat == 0
+    for bad in (None, "", "secre", "secret2"):
+        with pytest.raises(Rejection, match="unknown or missing join token"):
+            hub.seat_of(bad)
