@@ -72,3 +72,26 @@ def test_bad_requests_are_rejected_logged_and_the_match_continues(tmp_path, subp
     assert not [e for e in me.received if e.get("by") == "clock"]  # the legitimate moves all counted
     with RunStore.open_existing(run) as store:
         assert [r.returns for r in store.matches()] == [e["returns"] for e in overs]
+
+
+def test_a_move_needs_the_authorization_header_not_a_query_token(tmp_path, subprocess_env):
+    host = HostProcess(["--game", "kuhn_poker", "--seats", "human", "random", "--no-store", "--move-time", "30"],
+                       2, subprocess_env)
+    try:
+        me = host.client(0).open()
+        turn = next(e for e in me.events(timeout=30) if e["type"] == "turn")
+        req = urllib.request.Request(f"{host.url}/api/act?token={host.tokens[0]}", method="POST",
+                                     data=b'{"turn": %d, "action": 0}' % turn["turn"],
+                                     headers={"Content-Type": "text/plain"})  # what a cross-site form could send
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(req, timeout=10)
+        assert info.value.code == 403
+        me.act(turn["turn"], action=0)  # the header works
+        for ev in me.events(timeout=30):
+            if ev["type"] == "turn":
+                me.act(ev["turn"], action=ev["actions"][0]["action"])
+        assert me.received[-1]["type"] == "series_over"
+        assert not [e for e in me.received if e.get("by") == "clock"]
+        assert host.wait() == 0
+    finally:
+        host.stop()

@@ -79,11 +79,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _refuse(self, exc: Rejection) -> None:
         self._json(exc.status, {"error": exc.reason})
 
-    def _token(self) -> str | None:
+    def _token(self, query: bool = True) -> str | None:
+        """The bearer token; the ``token`` query parameter only where allowed (the browser's
+        EventSource cannot set headers). Moves need the header, which no cross-site page can
+        send without a CORS preflight that this server never grants."""
         auth = self.headers.get("Authorization", "")
         if auth.startswith("Bearer "):
             return auth[7:].strip()
-        return (parse_qs(urlsplit(self.path).query).get("token") or [None])[0]
+        return (parse_qs(urlsplit(self.path).query).get("token") or [None])[0] if query else None
 
     # -- routes -------------------------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
@@ -110,7 +113,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 raise Rejection(404, f"not found: {path}")
             move = parse_move(self._body())
-            self._json(200, self.hub.submit(self._token(), move, self._where()))
+            self._json(200, self.hub.submit(self._token(query=False), move, self._where()))
         except Rejection as exc:
             if exc.status == 400:  # parse errors come from protocol.parse_move: log them here
                 self.hub.reject(400, exc.reason, self._where())
