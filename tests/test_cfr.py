@@ -34,7 +34,8 @@ def test_dcfr_and_lcfr_reproduce_openspiel_python(name, its):
     from open_spiel.python.algorithms import exploitability as os_expl
 
     game = arena.load_game(name)
-    for algo, cls in (("dcfr", discounted_cfr.DCFRSolver), ("lcfr", discounted_cfr.LCFRSolver)):
+    pairs = (("dcfr", discounted_cfr.DCFRSolver), ("lcfr", discounted_cfr.LCFRSolver))
+    for algo, cls in pairs if name == "kuhn_poker" else pairs[:1]:
         ours, theirs = TreeSolver(game, make_rule(algo)), cls(game.pyspiel_game)
         ours.iterate(its)
         for _ in range(its):

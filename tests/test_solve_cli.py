@@ -54,22 +54,30 @@ def test_solve_sampling_and_progress_text(tmp_path):
     assert result["game"] == "kuhn_poker(players=3)" and result["exploitability"] < 2.0625 / 3
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--game", "no_such_game"], "no_such_game"),
-    (["--game", "kuhn_poker", "--set", "alpha=2"], "does not take parameters"),
-    (["--game", "kuhn_poker", "--iterations", "0"], "iterations must be at least 1"),
-    (["--game", "kuhn_poker", "--device", "tpu"], "unknown device"),
-    (["--game", "liars_dice", "--max-nodes", "500"], "os-mccfr or es-mccfr"),
-])
-def test_bad_input_is_one_line_exit_2(args, message):
-    proc = run("solve", *args, check=False)
-    assert proc.returncode == 2
-    assert message in proc.stderr and "Traceback" not in proc.stderr
+def test_bad_input_is_one_line_exit_2_in_a_subprocess():
+    proc = run("solve", "--game", "no_such_game", check=False)
+    assert proc.returncode == 2 and "no_such_game" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("args,message", [
+    (["--game", "kuhn_poker", "--set", "alpha=2"], "does not take parameters"),
+    (["--game", "kuhn_poker", "--set", "alpha"], "is not KEY=VALUE"),
+    (["--game", "kuhn_poker", "--iterations", "0"], "iterations must be at least 1"),
+    (["--game", "kuhn_poker", "--device", "tpu"], "unknown device"),
+    (["--game", "kuhn_poker", "--algo", "es-mccfr", "--device", "cuda"], "applies to the tree solvers"),
+    (["--game", "liars_dice", "--max-nodes", "500"], "os-mccfr or es-mccfr"),
+])
+def test_bad_input_is_one_line_exit_2(args, message, capsys):
+    from arena.cli import main
+
+    assert main(["solve", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
 def test_bench_cfr_runs_and_reports_a_ratio():
-    proc = run("bench", "cfr", "--game", "kuhn_poker", "--iterations", "20", "--py-iterations", "1",
+    proc = run("bench", "cfr", "--game", "kuhn_poker", "--rounds", "2", "--block", "5", "--py-iterations", "1",
                "--large-game", "", "--json")
     figures = json.loads(proc.stdout)
     assert figures["nash_conv_abs_difference"] < 1e-9

@@ -11,27 +11,29 @@ from arena.cli_api import Benchmark
 from arena.hookspecs import hookimpl
 
 
-def _arena(game, iterations: int, device: str):
-    from arena.plugins.agents.cfr import TreeSolver, make_rule
-
-    solver = TreeSolver(game, make_rule("cfr+"), device=device)
-    solver.iterate(1)  # warm-up, not timed (the C++ solver gets the same)
-    start = time.perf_counter()
-    solver.iterate(iterations - 1)
-    per_it = (time.perf_counter() - start) / max(1, iterations - 1)
-    return per_it, solver.nash_conv()
-
-
-def _cpp(pyspiel_game, iterations: int):
+def _interleaved(game, rounds: int, block: int, device: str) -> tuple[float, float, float, float, int]:
+    """Seconds per CFR+ iteration of arena and of OpenSpiel's C++ solver, timed in alternating
+    blocks (best block of each) so that load from other processes hits both alike. Returns
+    (arena s/it, C++ s/it, arena NashConv, C++ NashConv, iterations)."""
     import pyspiel
 
-    solver = pyspiel.CFRPlusSolver(pyspiel_game)
-    solver.evaluate_and_update_policy()
-    start = time.perf_counter()
-    for _ in range(iterations - 1):
-        solver.evaluate_and_update_policy()
-    per_it = (time.perf_counter() - start) / max(1, iterations - 1)
-    return per_it, pyspiel.nash_conv(pyspiel_game, solver.average_policy())
+    from arena.plugins.agents.cfr import TreeSolver, make_rule
+
+    ours = TreeSolver(game, make_rule("cfr+"), device=device)
+    theirs = pyspiel.CFRPlusSolver(game.pyspiel_game)
+    ours.iterate(1)  # warm-up iteration, untimed for both
+    theirs.evaluate_and_update_policy()
+    t_ours, t_theirs = [], []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        ours.iterate(block)
+        t_ours.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        for _ in range(block):
+            theirs.evaluate_and_update_policy()
+        t_theirs.append(time.perf_counter() - start)
+    nc_theirs = pyspiel.nash_conv(game.pyspiel_game, theirs.average_policy())
+    return min(t_ours) / block, min(t_theirs) / block, ours.nash_conv(), nc_theirs, 1 + rounds * block
 
 
 def _python(pyspiel_game, iterations: int):
@@ -56,15 +58,17 @@ def _compile(name: str) -> tuple[object, dict]:
 
 
 def run(args: argparse.Namespace) -> dict:
+    from arena.plugins.agents.cfr import TreeSolver, make_rule
+
     game, size = _compile(args.game)
-    a_it, a_nc = _arena(game, args.iterations, args.device)
-    c_it, c_nc = _cpp(game.pyspiel_game, args.iterations)
+    a_it, c_it, a_nc, c_nc, its = _interleaved(game, args.rounds, args.block, args.device)
     p_it, p_nc = _python(game.pyspiel_game, args.py_iterations)
-    _, a_nc_py = _arena(game, args.py_iterations, args.device)
+    short = TreeSolver(game, make_rule("cfr+"), device=args.device)
+    short.iterate(args.py_iterations)
     out = {
         "game": size["game"], "histories": size["histories"], "infosets": size["infosets"],
         "compile_seconds": size["compile_seconds"], "tree_megabytes": size["megabytes"],
-        "device": args.device, "iterations": args.iterations,
+        "device": args.device, "iterations": its,
         "arena_cfr+_seconds_per_iteration": round(a_it, 7),
         "openspiel_cpp_cfr+_seconds_per_iteration": round(c_it, 7),
         "speedup_vs_openspiel_cpp": round(c_it / a_it, 2),
@@ -72,15 +76,15 @@ def run(args: argparse.Namespace) -> dict:
         "nash_conv_abs_difference": abs(a_nc - c_nc),
         "openspiel_python_cfr+_seconds_per_iteration": round(p_it, 5),
         "speedup_vs_openspiel_python": round(p_it / a_it, 1),
-        f"nash_conv_at_{args.py_iterations}_arena_vs_python": f"{a_nc_py:.12g} vs {p_nc:.12g}",
+        f"nash_conv_at_{args.py_iterations}_arena_vs_python": f"{short.nash_conv():.12g} vs {p_nc:.12g}",
     }
     if args.large_game:
         big, bsize = _compile(args.large_game)
-        b_it, _ = _arena(big, args.large_iterations, args.device)
-        bc_it, _ = _cpp(big.pyspiel_game, args.large_iterations)
+        b_it, bc_it, _, _, b_its = _interleaved(big, args.large_rounds, args.large_block, args.device)
         out.update({
             "large_game": bsize["game"], "large_histories": bsize["histories"], "large_infosets": bsize["infosets"],
             "large_compile_seconds": bsize["compile_seconds"], "large_tree_megabytes": bsize["megabytes"],
+            "large_iterations": b_its,
             "large_arena_cfr+_seconds_per_iteration": round(b_it, 6),
             "large_openspiel_cpp_cfr+_seconds_per_iteration": round(bc_it, 6),
             "large_speedup_vs_openspiel_cpp": round(bc_it / b_it, 2),
@@ -133,11 +137,13 @@ def curves_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", default="leduc_poker")
-    p.add_argument("--iterations", type=int, default=100, help="CFR+ iterations timed for arena and C++")
+    p.add_argument("--rounds", type=int, default=3, help="timed blocks per solver (best block counts)")
+    p.add_argument("--block", type=int, default=33, help="CFR+ iterations per block (1 + rounds x block in all)")
     p.add_argument("--py-iterations", type=int, default=3, help="iterations of OpenSpiel's (slow) Python CFR+")
     p.add_argument("--device", default="numpy", help="arena backend: numpy, torch, cuda")
     p.add_argument("--large-game", default="liars_dice", help="a larger game ('' to skip)")
-    p.add_argument("--large-iterations", type=int, default=10)
+    p.add_argument("--large-rounds", type=int, default=3)
+    p.add_argument("--large-block", type=int, default=3)
 
 
 @hookimpl
