@@ -39,6 +39,8 @@ from arena.executor import ExecutorConfig
 from arena.rating import bradley_terry, pair_score, pairwise_outcomes
 
 FORMATS = ("round_robin", "gauntlet", "swiss", "elimination", "adaptive")
+ADAPTIVE_RANK_DISTANCES = (1, 2)
+"""Adaptive pairs agents this many places apart in the current ranking (neighbours and next-but-one)."""
 
 
 @dataclass(frozen=True)
@@ -238,7 +240,7 @@ def adaptive(names: Sequence[str], batch_games: int, budget: int | None, confide
         order = list(np.argsort(-fit.theta))
         cand = []
         for r in range(n - 1):
-            for d in (1, 2):
+            for d in ADAPTIVE_RANK_DISTANCES:
                 if r + d >= n:
                     continue
                 i, j = order[r], order[r + d]

@@ -75,7 +75,7 @@ KNOBS = {
 
 def games_needed(kind: str, strengths: dict[str, float], seeds: Sequence[int], target: float) -> dict[str, Any]:
     """Sweep the format's knob until the median τ over seeds reaches ``target``."""
-    best = (0.0, 0)
+    best, below = (0.0, 0), None
     for knob in KNOBS[kind]:
         runs = [trial(kind, knob, strengths, s) for s in seeds]
         games = int(np.median([g for g, _ in runs]))
@@ -83,7 +83,11 @@ def games_needed(kind: str, strengths: dict[str, float], seeds: Sequence[int], t
         if tau > best[0]:
             best = (tau, games)
         if tau >= target:
-            return {"games": games, "knob": knob, "median_tau": round(tau, 3)}
+            out = {"games": games, "knob": knob, "median_tau": round(tau, 3)}
+            if below:
+                out["previous_games"], out["previous_tau"] = below
+            return out
+        below = (games, round(tau, 3))
     return {"games": None, "knob": None, "median_tau": round(best[0], 3), "at_games": best[1]}
 
 
@@ -104,7 +108,7 @@ def run(args: argparse.Namespace) -> dict:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agents", type=int, default=16)
     p.add_argument("--gap", type=float, default=100.0, help="Elo gap between neighbouring agents")
-    p.add_argument("--seeds", type=int, default=9)
+    p.add_argument("--seeds", type=int, default=15)
     p.add_argument("--target", type=float, default=0.9, help="Kendall τ to reach")
     p.add_argument("--formats", nargs="+", default=["round_robin", "swiss", "elimination", "adaptive"],
                    choices=list(KNOBS))
