@@ -1,0 +1,129 @@
+"""The PSRO loop (Lanctot et al. 2017; ``shared/papers/cfr_psro.md`` §4.1).
+
+Each iteration: the training meta-solver gives every player a mixture over its population, the
+oracle returns each player's best response to the others' mixtures (all players against the
+same mixtures, as OpenSpiel's ``psro_v2``), the responses join the populations and the
+meta-game grows. Exploitability is measured on the mixture of the *evaluation* meta-solver,
+which SHOR-PSRO separates from the training one.
+
+The oracle decides how exact things are: :class:`ExactOracle` (tree-view games: exact best
+responses and payoffs) or :class:`arena.plugins.agents.psro.rl.RLOracle` (any game: PPO best
+responses, sampled payoffs).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from arena.errors import ArenaError
+from arena.game import Game
+
+from .exact import TreeOracle
+from .meta_solvers import EVAL_DEFAULT, MetaSolver, make_meta_solver
+
+
+class ExactOracle:
+    """Oracle interface over :class:`TreeOracle`: members are slot vectors."""
+
+    exact = True
+
+    def __init__(self, game: Game, ties: str = "uniform") -> None:
+        self.tree_oracle = TreeOracle(game, ties=ties)
+        self.num_players = self.tree_oracle.n
+
+    def initial(self, p: int) -> np.ndarray:
+        return self.tree_oracle.uniform(p)
+
+    def best_responses(self, pops: Sequence[Sequence[Any]], mixtures: Sequence[np.ndarray]) -> list[Any]:
+        t = self.tree_oracle
+        sigma = t.mixture_policy(pops, mixtures)
+        return [t.best_response(p, sigma)[1] for p in range(t.n)]
+
+    def meta_games(self, pops, old):
+        return self.tree_oracle.extend_meta_games(pops, old)
+
+    def exploitability(self, pops, mixtures) -> float:
+        t = self.tree_oracle
+        return t.nash_conv(t.mixture_policy(pops, mixtures)) / t.n
+
+
+class PSRO:
+    """Populations, meta-games and mixtures; ``step()`` runs one PSRO iteration."""
+
+    def __init__(self, game: Game, meta_solver: str = "nash", eval_solver: str | None = None,
+                 oracle: str = "exact", ties: str = "uniform", seed: int = 0,
+                 oracle_params: dict[str, Any] | None = None) -> None:
+        self.game = game
+        self.train_solver: MetaSolver = make_meta_solver(meta_solver)
+        self.eval_name = eval_solver or EVAL_DEFAULT.get(meta_solver, meta_solver)
+        self.eval_solver: MetaSolver = make_meta_solver(self.eval_name)
+        if self.eval_name == meta_solver:
+            self.eval_solver = self.train_solver if not self.train_solver.state() else make_meta_solver(meta_solver)
+        n = game.spec.num_players
+        if meta_solver == "nash" or self.eval_name == "nash":
+            if n != 2 or not game.spec.zero_sum:
+                raise ArenaError(f"meta-solver 'nash' needs a 2-player zero-sum game; "
+                                 f"'{game.spec.full_name}' is not (use prd, rm, alpharank or shor)")
+        if oracle == "exact":
+            if not game.spec.tree:
+                raise ArenaError(f"PSRO oracle 'exact' needs a tree view; '{game.spec.full_name}' has none "
+                                 "(use oracle=ppo)")
+            if oracle_params:
+                raise ArenaError(f"PSRO oracle 'exact' takes no oracle parameters, got {sorted(oracle_params)}")
+            self.oracle: Any = ExactOracle(game, ties)
+        elif oracle == "ppo":
+            from .rl import RLOracle
+
+            self.oracle = RLOracle(game, seed=seed, **(oracle_params or {}))
+        else:
+            raise ArenaError(f"unknown PSRO oracle '{oracle}'; known: exact, ppo")
+        self.pops: list[list[Any]] = [[self.oracle.initial(p)] for p in range(n)]
+        self.meta: list[np.ndarray] = self.oracle.meta_games(self.pops, None)
+        self.mixtures = self.train_solver(self.meta)
+        self.iterations = 0
+        self.curve: list[dict[str, float]] = []
+        self.elapsed = 0.0
+
+    def step(self) -> None:
+        start = time.perf_counter()
+        brs = self.oracle.best_responses(self.pops, self.mixtures)
+        for p, br in enumerate(brs):
+            self.pops[p].append(br)
+        self.meta = self.oracle.meta_games(self.pops, self.meta)
+        self.mixtures = self.train_solver(self.meta)
+        self.iterations += 1
+        self.elapsed += time.perf_counter() - start
+
+    def eval_mixtures(self) -> list[np.ndarray]:
+        return self.mixtures if self.eval_solver is self.train_solver else self.eval_solver(self.meta)
+
+    def exploitability(self) -> float | None:
+        """Exact exploitability (NashConv/n) of the evaluation mixture; None without a tree."""
+        if not getattr(self.oracle, "exact", False):
+            return None
+        return self.oracle.exploitability(self.pops, self.eval_mixtures())
+
+    def run(self, iterations: int, on_iteration: Callable[[dict[str, float]], None] | None = None,
+            measure: bool = True) -> "PSRO":
+        """``iterations`` more iterations; ``measure`` records exploitability after each (not timed)."""
+        for _ in range(iterations):
+            self.step()
+            point = {"iteration": self.iterations, "seconds": self.elapsed,
+                     "population": len(self.pops[0])}
+            if measure:
+                e = self.exploitability()
+                if e is not None:
+                    point["exploitability"] = e
+            self.curve.append(point)
+            if on_iteration:
+                on_iteration(point)
+        return self
+
+    # -- the result as one policy -------------------------------------------------------------------
+    def policy_vector(self) -> np.ndarray:
+        """The evaluation mixture as one behaviour policy over the tree's slots (exact oracle)."""
+        if not getattr(self.oracle, "exact", False):
+            raise ArenaError("a PSRO policy vector needs the exact oracle (tree-view games)")
+        return self.oracle.tree_oracle.mixture_policy(self.pops, self.eval_mixtures())
