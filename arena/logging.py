@@ -64,6 +64,16 @@ class TensorBoard:
         meta = metadata.create_summary_metadata(display_name=tag, description="")
         self._add(summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, metadata=meta, tensor=tensor)]), step)
 
+    def session_start(self, step: int) -> None:
+        """Mark a restart at ``step``: TensorBoard drops events a crashed run wrote at ``step``
+        or later (``SessionLog.START``), so a resumed run's curves stay continuous."""
+        if not self.enabled:
+            return
+        from tensorboard.compat.proto import event_pb2
+
+        self._w().add_event(event_pb2.Event(wall_time=time.time(), step=int(step),
+                                            session_log=event_pb2.SessionLog(status=event_pb2.SessionLog.START)))
+
     def flush(self) -> None:
         if self._writer is not None:
             self._writer.flush()
