@@ -48,13 +48,16 @@ def pairwise_outcomes(records: Iterable[Any], scale: float | None = None) -> lis
     (see :func:`pair_score`).
 
     A 2-player game gives one comparison; a free-for-all of n gives n(n−1)/2. Seats of the
-    same agent (self-play) are not compared."""
+    same agent (self-play) are not compared, nor teammates when the game reports
+    ``info["teams"]``."""
     out = []
     for r in records:
         seats, rets = r.seats, r.returns
+        team = {s: t for t, members in enumerate((getattr(r, "info", None) or {}).get("teams") or [])
+                for s in members}
         for i in range(len(seats)):
             for j in range(i + 1, len(seats)):
-                if seats[i] != seats[j]:
+                if seats[i] != seats[j] and (i not in team or team.get(i) != team.get(j)):
                     out.append((seats[i], seats[j], pair_score(rets[i], rets[j], scale)))
     return out
 

@@ -390,13 +390,15 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     leaderboard files. Safe to call again after a crash: finished games are never replayed."""
     from arena.cli import _dedupe_names
     from arena.executor import GameTask, check_config, make_executor, remember_agent
-    from arena.leaderboard import compute, plot_payoff, plot_ratings, write_files
+    from arena.leaderboard import RANK_KEYS, compute, plot_payoff, plot_ratings, write_files
     from arena.loading import load_agent, load_game
     from arena.logging import TensorBoard, progress
     from arena.registry import get_registry
     from arena.store import MatchRecord, RunStore
 
     check_config(cfg.executor)
+    if cfg.ratings.rank_by not in RANK_KEYS:
+        raise ArenaError(f"ratings.rank_by must be one of {', '.join(RANK_KEYS)}, got '{cfg.ratings.rank_by}'")
     game = load_game(cfg.game)
     specs = [_plain(a) for a in cfg.agents]
     agents = [load_agent(s, game) for s in specs]

@@ -105,3 +105,8 @@ def test_alpha_rank_matches_openspiel():
             with np.errstate(over="ignore"):
                 theirs = alpharank.compute([M], m=50, alpha=alpha)[2]
             assert ours == pytest.approx(theirs, abs=1e-6)
+
+
+def test_pairwise_outcomes_skip_teammates_and_self_play():
+    r = rec(["a", "b", "c", "a"], [1, 1, -1, -1], {"teams": [[0, 1], [2, 3]]})
+    assert sorted(R.pairwise_outcomes([r])) == [("a", "c", 1.0), ("b", "a", 1.0), ("b", "c", 1.0)]
