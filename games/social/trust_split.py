@@ -12,9 +12,13 @@ grab), which only pays if it is reciprocated. ``public_hands`` shows both hands;
 on without talk, because with hidden hands and no way to talk no claim can depend on who holds
 the upper hand and the dilemma disappears (every policy then has the same expected welfare).
 
-Observation tensor, shape (12,): own hand (3), other's hand (3, zeros when hidden), I hold the
+Observation tensor, shape (13,): own hand (3), other's hand (3, zeros when hidden), I hold the
 upper hand (1, when known), last round: I was upper / lower (2), my claim / coins, the other's
-claim / coins (2), first-round flag (1).
+claim / coins (2), first-round flag (1), rounds played / horizon (1; lets a critic see how much
+of the game is left), then the reputations: the other's claim / coins the last time *it* held
+the lower hand, a flag that this has happened, and my own claim the last time I held it (3) —
+with roles dealt at random, the last round alone often says nothing about whether the other
+concedes.
 """
 from __future__ import annotations
 
@@ -124,7 +128,8 @@ class TrustSplitState(RoundState):
         return self.game.public_hands
 
     def observation_tensor(self, player: int) -> np.ndarray:
-        out = np.zeros(12, dtype=np.float32)
+        out = np.zeros(16, dtype=np.float32)
+        out[12] = self.round / self.game.horizon
         if self.hands is not None:
             out[self.hands[player]] = 1
             if self._hands_visible():
@@ -137,6 +142,14 @@ class TrustSplitState(RoundState):
             out[10] = last["claims"][1 - player] / self.game.coins
         else:
             out[11] = 1
+        for r in reversed(self.rounds):
+            if r["upper"] == player:
+                out[13], out[14] = r["claims"][1 - player] / self.game.coins, 1.0
+                break
+        for r in reversed(self.rounds):
+            if r["upper"] != player:
+                out[15] = r["claims"][player] / self.game.coins
+                break
         return out
 
     def action_label(self, player: int, action: int) -> str:
@@ -201,7 +214,7 @@ class TrustSplitGame(RoundGame):
         self.public_hands = (not talk) if public_hands is None else bool(public_hands)
         params = {k: v for k, v in {"horizon": horizon, "coins": coins, "talk": talk, "public_hands": public_hands}.items()
                   if v != {"horizon": 10, "coins": 10, "talk": False, "public_hands": None}[k]}
-        spec = make_spec("trust_split", 2, coins + 1, (12,), 0.0, HIGH * coins * self.horizon, self.horizon,
+        spec = make_spec("trust_split", 2, coins + 1, (16,), 0.0, HIGH * coins * self.horizon, self.horizon,
                          params, f"Trust-and-Split: {self.horizon} rounds of {coins} coins, "
                          f"{'one message each then ' if talk else ''}simultaneous claims; hands "
                          f"{'public' if self.public_hands else 'private'}", text=talk)
@@ -219,7 +232,6 @@ class TrustSplitGame(RoundGame):
             return n
         if kind == "always_cooperate":
             return fair
-        if kind == "tit_for_tat":  # concede unless the other grabbed last time it held the lower hand
-            other_grabbed = x[7] > 0 and x[9] + x[10] > 1.0 + 1e-9
-            return n if other_grabbed else fair
+        if kind == "tit_for_tat":  # concede unless the other grabbed (over half) last time it held the lower hand
+            return n if (x[14] > 0 and x[13] > 0.5) else fair
         return super().scripted_action(kind, obs)

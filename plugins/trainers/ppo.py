@@ -45,6 +45,8 @@ class PGConfig:
     """``gae`` (critic) or ``group``: discounted return-to-go minus the leave-one-out mean of the
     other games' return-to-go at the same decision index (the AdAlign LLM code's baseline; no
     critic, exact for fixed-horizon games whose value depends on the round)."""
+    warmup: int = 0
+    """Updates at the start that fit only the critics (the actor waits for useful advantages)."""
     seed: int = 0
 
 
@@ -273,6 +275,8 @@ class PPOTrainer(Trainer):
                 vloss = (agent.value(x[idx]) - ret[idx]).pow(2).mean()
                 if ox is not None:
                     vloss = vloss + (agent.opp_value(ox) - oret).pow(2).mean()
+                if self.updates < cfg.warmup:
+                    pg, ent = pg.detach(), ent.detach()
                 loss = pg + cfg.value_coef * vloss - cfg.entropy * ent
                 opt.zero_grad()
                 loss.backward()

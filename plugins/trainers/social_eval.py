@@ -132,3 +132,44 @@ def plot_curves(path: Path, rows: list[dict[str, Any]], title: str) -> None:
 
 def save_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, default=float))
+
+
+def compare_runs(runs: Sequence[str | Path], out: str | Path,
+                 metrics: Sequence[str] = ("selfplay/return_per_round", "selfplay/cooperation",
+                                           "selfplay/own_coin_rate", "vs_always_defect/return_per_round",
+                                           "vs_greedy_splitter/return_per_round",
+                                           "vs_take_every_coin/return_per_round")) -> None:
+    """One PNG overlaying several runs' ``metrics.csv`` curves (e.g. AA against naive PPO)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tables = {}
+    for run in runs:
+        path = Path(run) / "metrics.csv"
+        if not path.exists():
+            from arena.errors import ArenaError
+
+            raise ArenaError(f"no metrics.csv in run directory {run}")
+        with open(path) as f:
+            tables[Path(run).name] = list(csv.DictReader(f))
+    shown = [m for m in metrics if any(m in rows[0] for rows in tables.values())]
+    fig, axes = plt.subplots(1, len(shown), figsize=(4.8 * len(shown), 3.8), squeeze=False)
+    for ax, m in zip(axes[0], shown):
+        for name, rows in tables.items():
+            if m in rows[0]:
+                ax.plot([int(r["iteration"]) for r in rows], [float(r[m]) for r in rows], label=name)
+        ax.set_title(m, fontsize=9)
+        ax.set_xlabel("iteration")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":  # python -m arena.plugins.trainers.social_eval OUT.png RUN_DIR...
+    import sys
+
+    compare_runs(sys.argv[2:], sys.argv[1])
