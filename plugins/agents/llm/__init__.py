@@ -1,0 +1,98 @@
+"""``llm`` agent plugin: LLM policies with transformers, vLLM or OpenAI-compatible backends.
+
+Spec string examples::
+
+    llm:model=/tmp/tiny,mode=scored,temperature=1.0
+    llm:model=/tmp/tiny,backend=vllm,mode=generated,retries=2,fallback=scored
+    llm:backend=openai,base_url=http://127.0.0.1:8000,model=tiny,mode=generated
+
+See docs/llm.md for every parameter, the retry/fallback rule and the accounting.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from arena.agent import AgentEntry
+from arena.errors import ArenaError
+from arena.game import Game
+from arena.hookspecs import hookimpl
+from arena.plugins.agents.llm.agent import LLMAgent
+from arena.plugins.agents.llm.backend import Backend, Generation, Scored
+from arena.plugins.agents.llm.prompts import PromptBuilder, load_templates
+
+BACKENDS = ("transformers", "vllm", "openai")
+
+PARAMS: dict[str, Any] = {
+    "model": None, "backend": "transformers", "mode": "scored", "temperature": 1.0, "retries": 2,
+    "fallback": "random", "retry_temperature": 1.0, "max_new_tokens": 16, "max_text_tokens": 64,
+    "cache": False, "chat": "auto", "instruction": None, "templates": None,
+    "device": "cpu", "dtype": "float32",
+    "gpu_memory_utilization": 0.85, "max_model_len": None, "enforce_eager": False,
+    "base_url": None, "api_key_env": "OPENAI_API_KEY", "timeout": 60.0, "http_retries": 3, "backoff": 0.5,
+    "concurrency": 16,
+}
+
+_SHARED: dict[tuple, Backend] = {}
+
+
+def make_backend(backend: str = "transformers", model: str | None = None, **kw: Any) -> Backend:
+    """Build (or reuse, within this process) a backend. Agents on the same local model and
+    settings share one model/engine: loading a vLLM engine per seat would waste memory."""
+    if backend not in BACKENDS:
+        raise ArenaError(f"llm agent: backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    if backend == "openai":
+        if not kw.get("base_url"):
+            raise ArenaError("llm agent: backend 'openai' needs base_url=http://HOST:PORT")
+        from arena.plugins.agents.llm.openai_http import OpenAIBackend
+
+        return OpenAIBackend(kw["base_url"], model or "default", api_key_env=kw.get("api_key_env", "OPENAI_API_KEY"),
+                             timeout=kw.get("timeout", 60.0), retries=kw.get("http_retries", 3),
+                             backoff=kw.get("backoff", 0.5), chat=bool(kw.get("chat") is True),
+                             concurrency=kw.get("concurrency", 16))
+    if not model:
+        raise ArenaError(f"llm agent: backend '{backend}' needs model=PATH (a local model directory; "
+                         "`arena tiny-model DIR` builds a tiny one)")
+    key = (backend, str(model), tuple(sorted((k, str(v)) for k, v in kw.items())))
+    if key in _SHARED:
+        return _SHARED[key]
+    if backend == "transformers":
+        from arena.plugins.agents.llm.hf import TransformersBackend
+
+        b: Backend = TransformersBackend(str(model), device=kw.get("device", "cpu"), dtype=kw.get("dtype", "float32"))
+    else:
+        from arena.plugins.agents.llm.vllm_backend import VLLMBackend
+
+        dtype = kw.get("dtype", "float32")
+        b = VLLMBackend(str(model), dtype=dtype, max_model_len=kw.get("max_model_len"),
+                        gpu_memory_utilization=kw.get("gpu_memory_utilization", 0.85),
+                        enforce_eager=bool(kw.get("enforce_eager", False)))
+    _SHARED[key] = b
+    return b
+
+
+def make_llm_agent(game: Game, model: str | None = None, backend: str = "transformers", mode: str = "scored",
+                   temperature: float = 1.0, retries: int = 2, fallback: str = "random",
+                   retry_temperature: float = 1.0, max_new_tokens: int = 16, max_text_tokens: int = 64,
+                   cache: bool = False, chat: Any = "auto", instruction: str | None = None,
+                   templates: str | None = None, **backend_kw: Any) -> LLMAgent:
+    unknown = sorted(set(backend_kw) - set(PARAMS))
+    if unknown:
+        raise ArenaError(f"agent 'llm' has no parameter {', '.join(map(repr, unknown))}; "
+                         f"parameters: {', '.join(sorted(PARAMS))}")
+    if chat not in ("auto", True, False):
+        raise ArenaError(f"llm agent: chat must be auto, true or false, not {chat!r}")
+    b = make_backend(backend, model, chat=chat, **backend_kw)
+    prompts = PromptBuilder(load_templates(templates), instruction, chat=b.render_chat, use_chat=chat is not False)
+    return LLMAgent(b, mode=mode, temperature=float(temperature), prompts=prompts, retries=int(retries),
+                    fallback=fallback, retry_temperature=float(retry_temperature),
+                    max_new_tokens=int(max_new_tokens), max_text_tokens=int(max_text_tokens), cache=bool(cache))
+
+
+@hookimpl
+def arena_agents() -> list[AgentEntry]:
+    return [AgentEntry("llm", make_llm_agent,
+                       "LLM policy: prompt + backend (transformers, vllm, openai) + scored or generated actions",
+                       PARAMS)]
+
+
+__all__ = ["LLMAgent", "Backend", "Generation", "Scored", "PromptBuilder", "make_backend", "make_llm_agent"]

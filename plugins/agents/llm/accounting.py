@@ -1,0 +1,33 @@
+"""Per-agent usage counters: tokens in/out, latency, invalid attempts, fallbacks.
+
+Each decision's own numbers also go into its ``act_batch_info`` dict, so recorded
+trajectories (and the run store that keeps them) carry them; ``write_tensorboard`` puts the
+totals under ``llm/<agent>/...`` on any writer with ``add_scalar``.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass
+class Usage:
+    decisions: int = 0
+    backend_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    invalid_attempts: int = 0
+    retries: int = 0
+    fallbacks: int = 0
+    cache_hits: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["decisions_per_s"] = self.decisions / self.latency_s if self.latency_s > 0 else 0.0
+        d["invalid_rate"] = self.invalid_attempts / max(1, self.decisions)
+        return d
+
+    def write_tensorboard(self, writer: Any, agent: str, step: int) -> None:
+        for k, v in self.as_dict().items():
+            writer.add_scalar(f"llm/{agent}/{k}", v, step)

