@@ -40,7 +40,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from omegaconf import MISSING
 
-from arena.errors import ArenaError, ConfigError
+from arena.errors import ArenaError, ConfigError, PluginError
 from arena.executor import ExecutorConfig
 from arena.tournament import RatingConfig
 
@@ -137,7 +137,12 @@ def validate(cfg: LeagueConfig) -> None:
     for i, m in enumerate(cfg.population):
         at = f"{where}: population[{i}] '{m.label}'"
         name, _ = parse_agent_spec(_plain(m.agent))
-        reg.get("agent", name)  # unknown agent: one PluginError line naming the known ones
+        try:
+            reg.get("agent", name)
+            if m.trainer is not None:
+                reg.get("trainer", m.trainer.name)
+        except PluginError as exc:  # unknown agent/trainer: one line naming the known ones
+            raise ConfigError(f"{at}: {exc}") from None
         if m.role not in ROLES:
             raise ConfigError(f"{at}: role must be one of {', '.join(ROLES)}, got '{m.role}'")
         if m.role != "learner":
@@ -149,7 +154,6 @@ def validate(cfg: LeagueConfig) -> None:
             continue
         if m.trainer is None:
             raise ConfigError(f"{at}: role 'learner' needs a trainer (e.g. trainer: {{name: ppo}})")
-        reg.get("trainer", m.trainer.name)
         if name not in LOAD_PARAM:
             raise ConfigError(f"{at}: learner agent '{name}' cannot be snapshotted (snapshots load through "
                               f"{', '.join(sorted(LOAD_PARAM))})")
@@ -710,7 +714,9 @@ def make_improver(agent: Any, base: str, game: Any, params: dict[str, Any]) -> C
     if base == "cfr":
         from arena.plugins.agents.cfr import make_solve
 
-        solve = make_solve(game, params.get("algo", "cfr+"), device=params.get("device", "numpy"))
+        solve = make_solve(game, params.get("algo", "cfr+"), device=params.get("device", "numpy"),
+                           updates=params.get("updates", "alternating"), seed=params.get("seed", 0))
+        solve.step(int(params.get("iterations", 1000)))  # where the loaded agent already is
 
         def improve(budget: int) -> dict[str, float]:
             solve.step(int(budget))
