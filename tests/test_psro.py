@@ -145,3 +145,13 @@ def test_leduc_nash_psro_10_iterations_beats_openspiel_psro_v2():
         for a, p in agent.table.get(key).items():
             tab.action_probability_array[row][a] = p
     assert os_expl.exploitability(os_game, tab) == pytest.approx(ours, abs=1e-9)
+
+
+def test_three_player_kuhn_psro_with_regret_matching():
+    """n-player meta-games: NashConv/3 starts at uniform random's 2.0625/3 (OpenSpiel's value)."""
+    game = load_game("kuhn_poker(players=3)")
+    psro = PSRO(game, "rm")
+    assert psro.exploitability() == pytest.approx(2.0625 / 3)
+    psro.run(2)
+    assert [m.shape for m in psro.meta] == [(3, 3, 3)] * 3
+    assert psro.curve[-1]["exploitability"] < 0.2
