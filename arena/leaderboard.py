@@ -202,18 +202,19 @@ def plot_payoff(board: dict[str, Any], path: str | Path) -> Path | None:
     names = board["names"]
     order = [names.index(r.agent) for r in board["rows"]]
     M = M[np.ix_(order, order)]
+    played = board["payoff_games"][np.ix_(order, order)] > 0
     labels = [names[i] for i in order]
     lim = float(np.abs(M).max()) or 1.0
     fig, ax = plt.subplots(figsize=(1.2 + 0.6 * len(names), 1.0 + 0.5 * len(names)))
-    im = ax.imshow(M, cmap="RdBu", vmin=-lim, vmax=lim)
+    im = ax.imshow(np.ma.masked_where(~played, M), cmap="RdBu", vmin=-lim, vmax=lim)
     ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
     ax.set_yticks(range(len(labels)), labels)
     if len(names) <= 12:
         for i in range(len(labels)):
             for j in range(len(labels)):
-                if i != j:
+                if played[i, j]:
                     ax.text(j, i, f"{M[i, j]:+.2f}", ha="center", va="center", fontsize=7)
-    ax.set_title("mean return of row vs column")
+    ax.set_title("mean return, row vs column\n(blank: not played)", fontsize=9)
     fig.colorbar(im, ax=ax)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

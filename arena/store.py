@@ -188,7 +188,8 @@ class RunStore:
         return rows
 
     def set_meta(self, key: str, value: str) -> None:
-        """Record a fact about the run (e.g. ``margin_scale``) for tools that read it later."""
+        """Record a fact about the run for tools that read it later (the tournament keeps
+        ``agents`` (JSON list, pool order), ``margin_scale`` and ``format_ranking`` here)."""
         with self.conn:
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
 

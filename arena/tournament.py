@@ -26,6 +26,7 @@ swap with identical cards (duplicate style) and results do not depend on batchin
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -413,6 +414,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     fp = fingerprint_of(cfg, names)
     store = RunStore.open(cfg.out, fp, config_text)
     store.set_meta("margin_scale", "" if scale is None else repr(scale))
+    store.set_meta("agents", json.dumps(names))
     tb = TensorBoard(store.path / "tb", enabled=cfg.tensorboard)
     planner = Planner(fp, cfg.seed)
     hook = get_registry().hook
@@ -473,6 +475,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
             return [[by_id[g.id] for g in games] for games in planned]
 
         ranking = drive(fmt, play)
+    store.set_meta("format_ranking", json.dumps(ranking))
     records = store.matches()
     board = compute(records, names, scale=scale, elo_k=rc.elo_k, bootstrap=rc.bootstrap, openskill_model=rc.openskill_model,
                     alpha=rc.alpha, seed=cfg.seed, rank_by=rc.rank_by)

@@ -59,12 +59,13 @@ def _leaderboard_run(args: argparse.Namespace) -> int:
 
     with RunStore.open_existing(args.run_dir) as store:
         records = store.matches()
-        rc, seed, title = None, 0, Path(args.run_dir).name
+        rc, seed, title, cfg_kind = None, 0, Path(args.run_dir).name, None
         text = store.config_text()
         if text is not None:
             try:
                 cfg = load_config(TournamentConfig, store.path / "config.yaml")
                 rc, seed, title = cfg.ratings, cfg.seed, f"{cfg.game} — {cfg.format.kind}"
+                cfg_kind = cfg.format.kind
             except ArenaError:
                 rc = None  # a league's or other tool's config: default rating settings
         kw = {} if rc is None else {"elo_k": rc.elo_k, "bootstrap": rc.bootstrap,
@@ -72,13 +73,18 @@ def _leaderboard_run(args: argparse.Namespace) -> int:
                                     "rank_by": rc.rank_by}
         if args.bootstrap is not None:
             kw["bootstrap"] = args.bootstrap
-        board = compute(records, (), scale=store.margin_scale(), seed=seed, **kw)
+        meta = store.meta()
+        names = json.loads(meta.get("agents", "[]"))  # pool order: the bootstrap depends on it
+        board = compute(records, names, scale=store.margin_scale(), seed=seed, **kw)
+        extra = {"format_ranking": json.loads(meta.get("format_ranking", "[]"))}
+        if cfg_kind:
+            extra["format"] = cfg_kind
         if args.write:
-            write_files(board, store.path, title)
+            write_files(board, store.path, title, extra)
             plot_payoff(board, store.path / "payoff.png")
             plot_ratings(store.snapshots("bt"), store.path / "ratings.png")
     if args.json:
-        print(json.dumps(to_json(board), indent=2))
+        print(json.dumps(to_json(board, extra), indent=2))
         return 0
     from arena.cli import console
 
