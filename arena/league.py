@@ -47,7 +47,7 @@ from arena.tournament import RatingConfig
 ROLES = ("fixed", "solver", "learner")
 MATCHMAKING = ("self_play", "uniform", "pfsp", "main", "main_exploiter", "league_exploiter")
 WEIGHTINGS = ("hard", "squared", "var", "linear", "linear_capped")
-LOAD_PARAM = {"neural": "checkpoint", "psro": "path", "cfr": "path", "fixed": "path"}
+LOAD_PARAM = {"neural": "checkpoint", "psro": "path", "cfr": "path", "fixed": "path", "llm": "model"}
 """How a saved snapshot directory is loaded back: agent name -> its 'load from here' parameter."""
 
 
