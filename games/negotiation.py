@@ -243,7 +243,7 @@ class NegotiationState(State):
             return f"You are player_{player}. The items and values are being dealt."
         v = self.values[player]
         lines = [f"Deal or No Deal: you are player_{player}. Items: {describe(self.pool)}.",
-                 f"Your private values: " + ", ".join(f"{name} {x}" for name, x in zip(ITEMS, v))
+                 "Your private values: " + ", ".join(f"{name} {x}" for name, x in zip(ITEMS, v))
                  + f" (the whole pool is worth {TOTAL_VALUE} to you; the other player has its own private values).",
                  f"Players alternate: offer what you take, or accept the standing offer. After {self.max_turns} "
                  "turns without acceptance there is no deal and both score 0."]
@@ -306,7 +306,7 @@ class DealOrNoDeal(Game):
         if talk not in ("none", "text"):
             raise ArenaError(f"deal_or_no_deal: parameter 'talk' must be none or text, got {talk!r}")
         if isinstance(max_message_chars, bool) or not isinstance(max_message_chars, int) or max_message_chars < 1:
-            raise ArenaError(f"deal_or_no_deal: parameter 'max_message_chars' must be a positive integer")
+            raise ArenaError("deal_or_no_deal: parameter 'max_message_chars' must be a positive integer")
         self.max_turns, self.talk, self.max_message_chars = max_turns, talk, max_message_chars
         params = {k: v for k, v in (("max_turns", max_turns), ("talk", talk), ("max_message_chars", max_message_chars))
                   if v != {"max_turns": 10, "talk": "none", "max_message_chars": 280}[k]}

@@ -16,6 +16,7 @@ import numpy as np
 from arena.game import CHANCE, TERMINAL, Action, GameSpec, IllegalActionError, State
 from arena.games.werewolf.rules import (CLAIMABLE, DOCTOR, ROLE_NAMES, SEER, VILLAGER, WOLF, ActionLayout,
                                         WerewolfConfig)
+from arena.games.werewolf.view import encode, render_text
 
 _TEXT_PATTERNS = [
     ("claim", re.compile(r"\bclaim(?:s|ing)?\s+(?:to\s+be\s+)?(?:the\s+|a\s+)?(villager|seer|doctor)\b", re.I)),
@@ -201,13 +202,9 @@ class WerewolfState(State):
         return f"{seat(player)} {role}\n" + "\n".join(self.logs[player])
 
     def observation_text(self, player: int) -> str:
-        from arena.games.werewolf.view import render_text
-
         return render_text(self, player)
 
     def observation_tensor(self, player: int) -> np.ndarray:
-        from arena.games.werewolf.view import encode
-
         if player in self.dead_view:
             return self.dead_view[player]
         return encode(self, player)
@@ -337,8 +334,6 @@ class WerewolfState(State):
             self.revealed[target] = self.roles[target]
         self._public(line)  # the victim still hears its own death
         self.alive[target] = False
-        from arena.games.werewolf.view import encode
-
         self.dead_view[target] = encode(self, target)
 
     def _check_win(self) -> bool:

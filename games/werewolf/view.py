@@ -57,9 +57,7 @@ def encode(s: "WerewolfState", p: int) -> np.ndarray:
         return x
     role = s.roles[p]
     x[sl["role"].start + role] = 1
-    phase = s.phase if s.phase in PHASES else ("night" if s.phase == "dawn" else "night")
-    if s.winner is not None:
-        phase = "over"
+    phase = "over" if s.winner is not None else (s.phase if s.phase in PHASES else "night")  # dawn is transient
     x[sl["phase"].start + PHASES.index(phase)] = 1
     if s.queue and not s.tied and s.winner is None and s.queue[0][0] == p:
         x[sl["decision"].start + DECISIONS.index(s.decision())] = 1
@@ -147,7 +145,6 @@ def render_text(s: "WerewolfState", p: int) -> str:
     n = s.n
     if len(s.roles) < n:
         return f"You are player_{p}. Roles are being dealt."
-    role = s.roles[p]
     wolves = f"{s.cfg.num_wolves} werewol{'f' if s.cfg.num_wolves == 1 else 'ves'}"
     lines = [f"Werewolf, {n} players, {wolves}. The village wins when every werewolf is "
              f"dead; the werewolves win when they {'equal or ' if s.cfg.wolf_win == 'parity' else ''}outnumber "
