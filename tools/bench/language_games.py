@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from arena.cli_api import Benchmark
+from arena.errors import ArenaError
 from arena.hookspecs import hookimpl
 
 GAMES = ("werewolf", "deal_or_no_deal")
@@ -46,6 +47,8 @@ def aec_seconds(name: str, games: int, seed: int = 0) -> float:
 
 
 def run_speed(args: argparse.Namespace) -> dict[str, Any]:
+    if min(args.games, args.baseline_games, args.repeats) < 1:
+        raise ArenaError("language-games: --games, --baseline-games and --repeats must be at least 1")
     out: dict[str, Any] = {"games_each": args.games}
     for name in GAMES:
         runner_seconds(name, 20)  # warm-up: imports, caches
@@ -65,6 +68,8 @@ def speed_args(p: argparse.ArgumentParser) -> None:
 
 
 def run_baselines(args: argparse.Namespace) -> dict[str, Any]:
+    if args.games < 1:
+        raise ArenaError("language-baselines: --games must be at least 1")
     import arena
     from arena.games.negotiation import negotiation_metrics
     from arena.games.werewolf.report import win_rates
