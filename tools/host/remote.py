@@ -16,9 +16,10 @@ from arena.tools.host.hub import Hub
 
 
 class RemoteHuman(Agent):
-    """A person at a network client, identified by the join token of ``seat``."""
+    """A person at a network client, identified by the join token of ``seat``. ``hub`` may be
+    attached later (the session settles seat names before it builds the hub)."""
 
-    def __init__(self, hub: Hub, seat: int, name: str = "human") -> None:
+    def __init__(self, hub: Hub | None, seat: int, name: str = "human") -> None:
         self.hub, self.seat, self.name = hub, seat, name
 
     def act(self, obs: Observation) -> Action:

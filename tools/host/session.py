@@ -113,7 +113,7 @@ def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None
             seats.append(load_agent(s, game))
     if not humans:
         raise ConfigError("key 'seats': no seat is 'human'; use `arena match` for agents only")
-    placeholders = [RemoteHuman(None, p, humans[p]) if a is None else a for p, a in enumerate(seats)]  # type: ignore[arg-type]
+    placeholders = [RemoteHuman(None, p, humans[p]) if a is None else a for p, a in enumerate(seats)]
     _dedupe_names(placeholders)
     names = [a.name for a in placeholders]
     seed = cfg.seed if cfg.seed is not None else random.randrange(2**31)
@@ -209,8 +209,7 @@ def _record(store: Any, res: Any, planned: list[str], game_name: str, names: lis
     if store is None:
         return
     rec = MatchRecord.from_result(res, id=planned[res.index], pairing="|".join(names), game=game_name,
-                                  plan_seq=res.index)
-    rec.plan_seq = store.count()
+                                  plan_seq=store.count())  # arrival order: sessions append to the pool
     store.record_match(rec, res.transcript if transcripts else None)
 
 
