@@ -66,7 +66,7 @@ def test_neural_agent_samples_reproducibly_and_reports_log_probs(tmp_path):
         load_neural(tmp_path / "ck", arena.load_game("ipd"))
 
 
-def test_arena_train_cli_runs_and_rejects_bad_input(tmp_path, subprocess_env):
+def test_arena_train_cli_writes_a_run(tmp_path, subprocess_env):
     out = tmp_path / "run"
     cmd = arena_cmd() + ["train", str(REPO / "configs/social/ipd_reinforce.yaml"), "iterations=2", "eval_every=1",
                          "eval_games=20", "games_per_iter=16", f"out={out}"]
@@ -75,7 +75,18 @@ def test_arena_train_cli_runs_and_rejects_bad_input(tmp_path, subprocess_env):
     final = json.loads((out / "results.json").read_text())
     assert final["trainer"] == "reinforce" and "vs_always_defect" in final["final"]
     assert (out / "checkpoints" / "learner_0" / "weights.pt").exists()
-    bad = subprocess.run(arena_cmd() + ["train", str(REPO / "configs/social/ipd_aa.yaml"), "params.betta=2"],
-                         capture_output=True, text=True, env=subprocess_env, timeout=120)
-    assert bad.returncode == 2 and "has no parameter 'betta'" in bad.stderr
-    assert len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args,message", [
+    (["configs/social/ipd_aa.yaml", "params.betta=2"], "has no parameter 'betta'"),
+    (["configs/social/ipd_aa.yaml", "learners=0"], "learners must be >= 1"),
+    (["configs/social/nope.yaml"], "config file not found"),
+    (["configs/social/ipd_aa.yaml", "itterations=3"], "unknown key 'itterations'"),
+])
+def test_arena_train_bad_input_is_one_line(args, message, capsys, monkeypatch):
+    from arena.cli import main
+
+    monkeypatch.chdir(REPO)
+    assert main(["train"] + args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
