@@ -2,8 +2,8 @@
 
 Histories are enumerated depth-first and stored breadth-ordered: every depth level is one
 contiguous range of node ids and the children of a node are contiguous inside the next level.
-A CFR iteration or an exact best response is then a loop over levels of a few gathers and
-segment sums (``np.add.reduceat``), whatever the game.
+A CFR iteration or an exact best response is then a loop over levels of a gather, a multiply
+and a ``bincount`` (sums into parents), whatever the game.
 
 Information sets are grouped by player and their actions laid out as *slots*: player ``p``'s
 slots form one contiguous range and the slots of one infoset are contiguous, so a policy is a
@@ -198,7 +198,7 @@ def compile_tree(game: Game, max_nodes: int | None = None) -> Tree:
             continue
         if cur < 0:
             raise ArenaError(f"game '{game.spec.full_name}' has simultaneous nodes; the tree compiler needs "
-                             "a turn-based game (player {cur} at history {list(path)})")
+                             f"a turn-based game (player {cur} at history {list(path)})")
         key = state.information_state_key(cur)
         legal = tuple(state.legal_actions(cur))
         info = keys.get((cur, key))
@@ -314,8 +314,8 @@ class NumpyOps:
 
     @staticmethod
     def segsum(x, starts, seg, n):
-        """Sums of contiguous segments beginning at ``starts`` (``seg``/``n``: segment id per
-        element and count, for backends without reduceat)."""
+        """Sums of the ``n`` contiguous segments beginning at ``starts`` (``seg``: segment id of
+        every element, for backends without reduceat)."""
         return np.add.reduceat(x, starts, axis=-1)
 
     @staticmethod

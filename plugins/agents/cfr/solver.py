@@ -62,9 +62,10 @@ class TreeSolver:
         self.layout = []
         for p in range(t.num_players):
             (s0, s1), (i0, i1) = t.player_slots[p], t.player_infos[p]
-            self.layout.append(Layout(s0, s1, i0, i1, b.convert(t.slot_info[s0:s1] - i0),
-                                      b.convert(t.info_start[i0:i1] - s0), b.convert(t.info_size[t.slot_info[s0:s1]]
-                                                                                      .astype(np.float64)), i1 - i0))
+            local = t.slot_info[s0:s1] - i0
+            nact = t.info_size[t.slot_info[s0:s1]].astype(np.float64)
+            self.layout.append(Layout(s0, s1, i0, i1, b.convert(local), b.convert(t.info_start[i0:i1] - s0),
+                                      b.convert(nact), i1 - i0))
         S = t.num_slots
         self.R = b.zeros(S)
         self.S = b.zeros(S)
