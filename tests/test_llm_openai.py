@@ -75,7 +75,7 @@ def test_generated_games_over_http_are_reproducible(server):
     runs = []
     for _ in range(2):
         agent = load_agent(spec, game)
-        res = play_games(game, [agent, agent], num_games=4, seed=3, record=True)
+        res = play_games(game, [agent, agent], num_games=2, seed=3, record=True)
         assert all(r.forfeit is None for r in res)
         steps = [s for r in res for s in r.trajectory.steps]
         runs.append([(s.action, s.extra["attempts"]) for s in steps])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -24,6 +25,7 @@ from arena.match import game_rng, sample_chance  # noqa: E402
 from arena.tools.tiny_model import tiny_model_dir  # noqa: E402
 
 TOL = 1e-3
+pytestmark = pytest.mark.timeout(900)  # one engine start (~30-120 s on 2 loaded cores) for the module
 
 SCRIPT = textwrap.dedent('''
     import json, sys
@@ -96,10 +98,20 @@ def vllm_run(tmp_path_factory):
     script, out = tmp / "run_vllm.py", tmp / "out.json"
     script.write_text(SCRIPT)
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", TOKENIZERS_PARALLELISM="false")
-    proc = subprocess.run([sys.executable, str(script), str(tiny_model_dir()), str(out)], env=env,
-                          capture_output=True, text=True, timeout=900)
+    log = tmp / "vllm.log"
+    with open(log, "w") as fh:  # own process group: the engine's workers go down with it
+        proc = subprocess.Popen([sys.executable, str(script), str(tiny_model_dir()), str(out)], env=env,
+                                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(timeout=840)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
     if proc.returncode != 0 or not out.exists():
-        pytest.fail(f"vllm subprocess failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        pytest.fail(f"vllm subprocess failed ({proc.returncode}):\n{log.read_text()[-3000:]}")
     return json.loads(out.read_text())
 
 

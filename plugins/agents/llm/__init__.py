@@ -10,13 +10,14 @@ See docs/llm.md for every parameter, the retry/fallback rule and the accounting.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from arena.agent import AgentEntry
 from arena.errors import ArenaError
 from arena.game import Game
 from arena.hookspecs import hookimpl
-from arena.plugins.agents.llm.agent import LLMAgent
+from arena.plugins.agents.llm.agent import LLMAgent, check_settings
 from arena.plugins.agents.llm.backend import Backend, Generation, Scored
 from arena.plugins.agents.llm.prompts import PromptBuilder, load_templates
 
@@ -25,7 +26,7 @@ BACKENDS = ("transformers", "vllm", "openai")
 PARAMS: dict[str, Any] = {
     "model": None, "backend": "transformers", "mode": "scored", "temperature": 1.0, "retries": 2,
     "fallback": "random", "retry_temperature": 1.0, "max_new_tokens": 16, "max_text_tokens": 64,
-    "cache": False, "chat": "auto", "instruction": None, "templates": None,
+    "cache": False, "score": "sum", "chat": "auto", "instruction": None, "templates": None,
     "device": "cpu", "dtype": "float32",
     "gpu_memory_utilization": 0.85, "max_model_len": None, "enforce_eager": False,
     "base_url": None, "api_key_env": "OPENAI_API_KEY", "timeout": 60.0, "http_retries": 3, "backoff": 0.5,
@@ -52,6 +53,9 @@ def make_backend(backend: str = "transformers", model: str | None = None, **kw: 
     if not model:
         raise ArenaError(f"llm agent: backend '{backend}' needs model=PATH (a local model directory; "
                          "`arena tiny-model DIR` builds a tiny one)")
+    if not Path(str(model)).is_dir():  # a local directory only: nothing is downloaded at run time
+        raise ArenaError(f"llm agent: model directory not found: {model} (backends load local model "
+                         "directories only; `arena tiny-model DIR` builds a tiny one)")
     key = (backend, str(model), tuple(sorted((k, str(v)) for k, v in kw.items())))
     if key in _SHARED:
         return _SHARED[key]
@@ -73,7 +77,7 @@ def make_backend(backend: str = "transformers", model: str | None = None, **kw: 
 def make_llm_agent(game: Game, model: str | None = None, backend: str = "transformers", mode: str = "scored",
                    temperature: float = 1.0, retries: int = 2, fallback: str = "random",
                    retry_temperature: float = 1.0, max_new_tokens: int = 16, max_text_tokens: int = 64,
-                   cache: bool = False, chat: Any = "auto", instruction: str | None = None,
+                   cache: bool = False, score: str = "sum", chat: Any = "auto", instruction: str | None = None,
                    templates: str | None = None, **backend_kw: Any) -> LLMAgent:
     unknown = sorted(set(backend_kw) - set(PARAMS))
     if unknown:
@@ -81,11 +85,12 @@ def make_llm_agent(game: Game, model: str | None = None, backend: str = "transfo
                          f"parameters: {', '.join(sorted(PARAMS))}")
     if chat not in ("auto", True, False):
         raise ArenaError(f"llm agent: chat must be auto, true or false, not {chat!r}")
+    check_settings(mode, fallback, score, int(retries), int(max_new_tokens), int(max_text_tokens), float(temperature))
     b = make_backend(backend, model, chat=chat, **backend_kw)
     prompts = PromptBuilder(load_templates(templates), instruction, chat=b.render_chat, use_chat=chat is not False)
     return LLMAgent(b, mode=mode, temperature=float(temperature), prompts=prompts, retries=int(retries),
                     fallback=fallback, retry_temperature=float(retry_temperature),
-                    max_new_tokens=int(max_new_tokens), max_text_tokens=int(max_text_tokens), cache=bool(cache))
+                    max_new_tokens=int(max_new_tokens), max_text_tokens=int(max_text_tokens), cache=bool(cache), score=score)
 
 
 @hookimpl

@@ -20,6 +20,24 @@ from arena.plugins.agents.llm.prompts import PromptBuilder
 from arena.plugins.agents.llm.selection import FALLBACKS, clip_text, parse_choice, softmax_policy
 
 MODES = ("scored", "generated")
+SCORES = ("sum", "mean")
+"""An action's score: the continuation's total log-prob (its exact likelihood) or the mean
+per token (removes the bias against long labels, at the cost of not being a likelihood)."""
+
+
+def check_settings(mode: str, fallback: str, score: str, retries: int, max_new_tokens: int,
+                   max_text_tokens: int, temperature: float) -> None:
+    """Reject bad settings with one clear line (before any model is loaded)."""
+    if mode not in MODES:
+        raise ArenaError(f"llm agent: mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if fallback not in FALLBACKS:
+        raise ArenaError(f"llm agent: fallback must be one of {', '.join(FALLBACKS)}, not {fallback!r}")
+    if score not in SCORES:
+        raise ArenaError(f"llm agent: score must be one of {', '.join(SCORES)}, not {score!r}")
+    if retries < 0 or max_new_tokens < 1 or max_text_tokens < 1:
+        raise ArenaError("llm agent: retries must be >= 0 and max_new_tokens, max_text_tokens >= 1")
+    if temperature < 0:
+        raise ArenaError(f"llm agent: temperature must be >= 0, not {temperature}")
 
 
 class LLMAgent(Agent):
@@ -28,15 +46,8 @@ class LLMAgent(Agent):
     def __init__(self, backend: Backend, mode: str = "scored", temperature: float = 1.0,
                  prompts: PromptBuilder | None = None, retries: int = 2, fallback: str = "random",
                  retry_temperature: float = 1.0, max_new_tokens: int = 16, max_text_tokens: int = 64,
-                 cache: bool = False) -> None:
-        if mode not in MODES:
-            raise ArenaError(f"llm agent: mode must be one of {', '.join(MODES)}, not {mode!r}")
-        if fallback not in FALLBACKS:
-            raise ArenaError(f"llm agent: fallback must be one of {', '.join(FALLBACKS)}, not {fallback!r}")
-        if retries < 0 or max_new_tokens < 1 or max_text_tokens < 1:
-            raise ArenaError("llm agent: retries must be >= 0 and max_new_tokens, max_text_tokens >= 1")
-        if temperature < 0:
-            raise ArenaError(f"llm agent: temperature must be >= 0, not {temperature}")
+                 cache: bool = False, score: str = "sum") -> None:
+        check_settings(mode, fallback, score, retries, max_new_tokens, max_text_tokens, temperature)
         if (mode == "scored" or fallback == "scored") and not backend.supports_scoring:
             raise ArenaError(f"llm agent: backend '{backend.name}' cannot score actions in this configuration; "
                              "use mode=generated with fallback=random or first")
@@ -44,6 +55,7 @@ class LLMAgent(Agent):
         self.prompts = prompts or PromptBuilder(chat=backend.render_chat)
         self.retries, self.fallback, self.retry_temperature = retries, fallback, retry_temperature
         self.max_new_tokens, self.max_text_tokens = max_new_tokens, max_text_tokens
+        self.score = score
         self.cache: dict[tuple, dict[str, Any]] | None = {} if cache else None
         self.usage = Usage()
 
@@ -108,7 +120,8 @@ class LLMAgent(Agent):
             self.usage.backend_calls += 1
             self.usage.latency_s += dt
             for i, row in zip(todo, res):
-                scores = [s.logprob for s in row]
+                scores = [s.logprob if self.score == "sum" else s.logprob / max(1, len(s.token_logprobs))
+                          for s in row]
                 probs = softmax_policy(obs[i].legal_actions, scores, self.temperature)
                 tokens_in = sum(s.tokens_in for s in row)
                 self.usage.tokens_in += tokens_in

@@ -1,6 +1,7 @@
 """Action selection rules: turning scores or free text into legal actions.
 
-*Scored*: an action's score is the total log-probability of its continuation text; the policy
+*Scored*: an action's score is the total (or, with ``score=mean``, per-token mean)
+log-probability of its continuation text; the policy
 is ``softmax(score / temperature)`` over the legal actions (temperature 0: uniform over the
 best). Always legal, and the exact distribution is known.
 
