@@ -128,8 +128,9 @@ def test_bad_psro_parameters_are_one_clear_error():
 def test_leduc_nash_psro_10_iterations_beats_openspiel_psro_v2():
     """Acceptance: after 10 iterations arena's Nash-PSRO on Leduc is less exploitable than
     OpenSpiel's psro_v2 (Nash meta-solver, C++ exact best responses). The OpenSpiel side takes
-    ~60 s, so its figure comes from `arena bench psro` (docs/psro.md: 1.6909 at seed 0, 1000
-    sims per entry); ours is recomputed here and cross-checked with OpenSpiel's exploitability."""
+    60-180 s, so its figures come from `arena bench psro` (docs/psro.md: 1.6909 at seed 0, 1.5061 at
+    seed 1, 1000 sims per entry); ours is recomputed here and cross-checked with OpenSpiel's
+    exploitability."""
     import pyspiel
     from open_spiel.python import policy as osp
     from open_spiel.python.algorithms import exploitability as os_expl
@@ -138,7 +139,7 @@ def test_leduc_nash_psro_10_iterations_beats_openspiel_psro_v2():
     agent = load_agent("psro:meta_solver=nash,iterations=10", game)
     ours = exploitability(game, agent)
     assert ours == pytest.approx(1.417357, abs=1e-5)
-    assert ours < 1.6909
+    assert ours < min(1.6909, 1.5061)
     os_game = pyspiel.load_game("leduc_poker")
     tab = osp.TabularPolicy(os_game)
     for key, row in tab.state_lookup.items():
