@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from arena.cli_api import Benchmark
+from arena.errors import ArenaError
 from arena.hookspecs import hookimpl
 
 OS_SOLVERS = {"nash": "nash", "uniform": "uniform", "prd": "prd", "rm": "rm", "alpharank": "alpharank"}
@@ -31,7 +32,10 @@ def run_openspiel(game_name: str, meta_solver: str, iterations: int, sims_per_en
     from open_spiel.python import policy as os_policy
     from open_spiel.python import rl_environment
     from open_spiel.python.algorithms import exploitability, policy_aggregator
-    from open_spiel.python.algorithms.psro_v2 import best_response_oracle, psro_v2, strategy_selectors
+    try:
+        from open_spiel.python.algorithms.psro_v2 import best_response_oracle, psro_v2, strategy_selectors
+    except ImportError as exc:  # psro_v2 imports OpenSpiel's cvxpy-based LP solver
+        raise ArenaError(f"the OpenSpiel psro_v2 baseline needs {exc.name}: pip install 'arena-rl[bench]'") from None
 
     np.random.seed(seed)
     game = pyspiel.load_game(game_name)
