@@ -1,27 +1,41 @@
 """Leaderboard outputs of a real run: Markdown/CSV/JSON agree, PNGs are images, TensorBoard
 scalars are readable, and `arena leaderboard` reproduces the tournament's table."""
 import csv
+import io
 import json
-import subprocess
-import sys
+import os
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import matplotlib.image as mpimg
 import pytest
 
+from arena.cli import main
 from arena.logging import read_scalars
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def arena(*argv):
+    """The CLI in this process (the subprocess path is covered by test_tournament_run/test_store)."""
+    out, err = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            rc = main(list(argv))
+    finally:
+        os.chdir(cwd)
+    return rc, out.getvalue(), err.getvalue()
+
+
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("lb") / "run"
-    p = subprocess.run([sys.executable, "-m", "arena.cli", "tournament", "configs/tournament/kuhn_round_robin.yaml",
-                        f"out={out}", "format.games=60", "ratings.snapshot_every=90"],
-                       capture_output=True, text=True, cwd=ROOT)
-    assert p.returncode == 0, p.stderr
-    assert "rank" in p.stdout and "nash" in p.stdout and "360 games played now" in p.stdout
+    rc, stdout, stderr = arena("tournament", "configs/tournament/kuhn_round_robin.yaml", f"out={out}",
+                               "format.games=60", "ratings.snapshot_every=90")
+    assert rc == 0, stderr
+    assert "rank" in stdout and "nash" in stdout and "360 games played now" in stdout
     return out
 
 
@@ -50,10 +64,10 @@ def test_pngs_and_tensorboard(run_dir):
 
 
 def test_leaderboard_command_reproduces(run_dir):
-    p = subprocess.run([sys.executable, "-m", "arena.cli", "leaderboard", str(run_dir), "--json"],
-                       capture_output=True, text=True, cwd=ROOT)
-    assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["rows"] == json.loads((run_dir / "leaderboard.json").read_text())["rows"]
-    p = subprocess.run([sys.executable, "-m", "arena.cli", "leaderboard", str(run_dir / "nope")],
-                       capture_output=True, text=True, cwd=ROOT)
-    assert p.returncode == 2 and p.stderr.strip().startswith("arena: error: run directory not found")
+    rc, stdout, stderr = arena("leaderboard", str(run_dir), "--json")
+    assert rc == 0, stderr
+    assert json.loads(stdout)["rows"] == json.loads((run_dir / "leaderboard.json").read_text())["rows"]
+    rc, stdout, stderr = arena("leaderboard", str(run_dir))
+    assert rc == 0 and "ranked by nash" in stdout
+    rc, stdout, stderr = arena("leaderboard", str(run_dir / "nope"))
+    assert rc == 2 and stderr.strip().startswith("arena: error: run directory not found")
