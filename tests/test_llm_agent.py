@@ -224,3 +224,17 @@ def test_cli_match_with_the_llm_agent(model):
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert len(data["results"]) == 6 and all(r["forfeit"] is None for r in data["results"])
+
+
+def test_agents_on_one_model_share_one_backend_until_the_last_closes(model, game):
+    from arena.plugins.agents import llm
+
+    a = load_agent({"name": "llm", "model": model, "dtype": "float32", "device": "cpu"}, game)
+    b = load_agent({"name": "llm", "model": model, "mode": "generated", "dtype": "float32", "device": "cpu"}, game)
+    assert a.backend is b.backend
+    key = next(k for k, v in llm._SHARED.items() if v is a.backend)
+    refs = llm._REFS[key]
+    a.close()
+    assert llm._REFS[key] == refs - 1
+    b.close()
+    assert llm._REFS.get(key, 0) == refs - 2

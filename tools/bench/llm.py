@@ -10,7 +10,6 @@ transformers backend). The model is the tiny test model unless ``--model`` names
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 from typing import Any
 
@@ -55,9 +54,9 @@ def run(args: argparse.Namespace) -> dict:
 
     model = args.model
     if not model:
-        from arena.tools.tiny_model import build_tiny_model
+        from arena.tools.tiny_model import tiny_model_dir
 
-        model = str(build_tiny_model(tempfile.mkdtemp(prefix="arena-bench-llm-")))
+        model = str(tiny_model_dir())
     out: dict[str, Any] = {"model": args.model or "tiny (built by tools/tiny_model.py)", "mode": args.mode,
                            "games": args.games, "seed": args.seed}
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:

@@ -34,6 +34,7 @@ PARAMS: dict[str, Any] = {
 }
 
 _SHARED: dict[tuple, Backend] = {}
+_REFS: dict[tuple, int] = {}
 
 
 def make_backend(backend: str = "transformers", model: str | None = None, **kw: Any) -> Backend:
@@ -58,6 +59,7 @@ def make_backend(backend: str = "transformers", model: str | None = None, **kw: 
                          "directories only; `arena tiny-model DIR` builds a tiny one)")
     key = (backend, str(model), tuple(sorted((k, str(v)) for k, v in kw.items())))
     if key in _SHARED:
+        _REFS[key] += 1
         return _SHARED[key]
     if backend == "transformers":
         from arena.plugins.agents.llm.hf import TransformersBackend
@@ -70,8 +72,20 @@ def make_backend(backend: str = "transformers", model: str | None = None, **kw: 
         b = VLLMBackend(str(model), dtype=dtype, max_model_len=kw.get("max_model_len"),
                         gpu_memory_utilization=kw.get("gpu_memory_utilization", 0.85),
                         enforce_eager=bool(kw.get("enforce_eager", False)))
-    _SHARED[key] = b
+    _SHARED[key], _REFS[key] = b, 1
     return b
+
+
+def release_backend(b: Backend) -> None:
+    """An agent is done with ``b``: a shared backend closes when its last agent lets go."""
+    for key, shared in list(_SHARED.items()):
+        if shared is b:
+            _REFS[key] -= 1
+            if _REFS[key] > 0:
+                return
+            del _SHARED[key], _REFS[key]
+            break
+    b.close()
 
 
 def make_llm_agent(game: Game, model: str | None = None, backend: str = "transformers", mode: str = "scored",
@@ -88,9 +102,11 @@ def make_llm_agent(game: Game, model: str | None = None, backend: str = "transfo
     check_settings(mode, fallback, score, int(retries), int(max_new_tokens), int(max_text_tokens), float(temperature))
     b = make_backend(backend, model, chat=chat, **backend_kw)
     prompts = PromptBuilder(load_templates(templates), instruction, chat=b.render_chat, use_chat=chat is not False)
-    return LLMAgent(b, mode=mode, temperature=float(temperature), prompts=prompts, retries=int(retries),
+    agent = LLMAgent(b, mode=mode, temperature=float(temperature), prompts=prompts, retries=int(retries),
                     fallback=fallback, retry_temperature=float(retry_temperature),
                     max_new_tokens=int(max_new_tokens), max_text_tokens=int(max_text_tokens), cache=bool(cache), score=score)
+    agent.release = release_backend
+    return agent
 
 
 @hookimpl

@@ -202,5 +202,8 @@ class LLMAgent(Agent):
     def write_tensorboard(self, writer: Any, step: int) -> None:
         self.usage.write_tensorboard(writer, self.name, step)
 
+    release: Any = None
+    """Set by the plugin factory when the backend is shared between agents (refcounted)."""
+
     def close(self) -> None:
-        self.backend.close()
+        (self.release or (lambda b: b.close()))(self.backend)

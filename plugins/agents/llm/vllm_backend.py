@@ -44,6 +44,7 @@ class VLLMBackend(LocalBackend):
         if weight_updates:  # collective_rpc ships a function to the engine's own worker processes
             os.environ.setdefault("VLLM_ALLOW_INSECURE_SERIALIZATION", "1")
         self.weight_updates = weight_updates
+        os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")  # keep stdout for results (--json)
         try:
             from vllm import LLM
         except ImportError:
