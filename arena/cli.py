@@ -243,19 +243,27 @@ def _dedupe_names(agents: list) -> None:
 
 
 def summarize(results: list, names: list[str]) -> dict[str, dict[str, Any]]:
-    """Per agent: games, mean return, wins/draws/losses (by rank of returns), forfeits."""
-    out = {n: {"games": 0, "total": 0.0, "wins": 0, "draws": 0, "losses": 0, "forfeits": 0} for n in names}
+    """Per agent: games, mean return, wins/draws/losses, forfeits. A game is won by the team
+    (``result.info["teams"]``, else each seat alone) with the highest mean return; teams tied
+    for the top draw."""
+    def blank() -> dict[str, Any]:
+        return {"games": 0, "total": 0.0, "wins": 0, "draws": 0, "losses": 0, "forfeits": 0}
+
+    out = {n: blank() for n in names}
     for r in results:
-        best = max(r.returns)
-        n_best = sum(1 for x in r.returns if x == best)
+        teams = (r.info or {}).get("teams") or [[seat] for seat in range(len(r.seats))]
+        score = [sum(r.returns[s] for s in team) / len(team) for team in teams]
+        best = max(score)
+        top = [i for i, x in enumerate(score) if x == best]
+        outcome = {}
+        for i, team in enumerate(teams):
+            word = ("wins" if len(top) == 1 else "draws") if i in top else "losses"
+            outcome.update({seat: word for seat in team})
         for seat, name in enumerate(r.seats):
-            s = out.setdefault(name, {"games": 0, "total": 0.0, "wins": 0, "draws": 0, "losses": 0, "forfeits": 0})
+            s = out.setdefault(name, blank())
             s["games"] += 1
             s["total"] += r.returns[seat]
-            if r.returns[seat] == best:
-                s["wins" if n_best == 1 else "draws"] += 1
-            else:
-                s["losses"] += 1
+            s[outcome.get(seat, "losses")] += 1
             if r.forfeit and r.forfeit.player == seat:
                 s["forfeits"] += 1
     for s in out.values():
