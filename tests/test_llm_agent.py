@@ -171,7 +171,7 @@ def test_generated_fallback_rules(model, game):
         assert agent.stats()["fallbacks"] == sum(i["fallback"] for i in infos)
 
 
-def test_accounting_reaches_tensorboard(tmp_path, model, game):
+def test_accounting_reaches_tensorboard_and_the_run_store(tmp_path, model, game):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     from torch.utils.tensorboard import SummaryWriter
 
@@ -186,6 +186,13 @@ def test_accounting_reaches_tensorboard(tmp_path, model, game):
     acc.Reload()
     assert acc.Scalars("llm/bot/tokens_out")[0].value == stats["tokens_out"]
     assert acc.Scalars("llm/bot/invalid_attempts")[0].step == 7
+    from arena.store import RunStore
+
+    with RunStore.open(tmp_path / "run", "fp") as store:
+        agent.write_store(store)
+    with RunStore.open_existing(tmp_path / "run") as store:
+        saved = json.loads(store.meta()["llm_usage/bot"])
+    assert saved["tokens_in"] == stats["tokens_in"] and saved["invalid_attempts"] == stats["invalid_attempts"]
 
 
 def test_model_object_is_shared_with_trainers(model, game):

@@ -8,6 +8,7 @@ the accounting numbers.
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 from typing import Any, Mapping, Sequence
@@ -108,7 +109,8 @@ class LLMAgent(Agent):
         for i, (o, p) in enumerate(zip(obs, prompts)):
             key = (p, tuple(o.action_labels))
             if self.cache is not None and key in self.cache:
-                out[i] = self.cache[key]
+                probs, detail = self.cache[key]
+                out[i] = (probs, {**detail, "tokens_in": 0, "latency_s": 0.0, "cached": True})
                 self.usage.cache_hits += 1
             else:
                 todo.append(i)
@@ -201,6 +203,11 @@ class LLMAgent(Agent):
 
     def write_tensorboard(self, writer: Any, step: int) -> None:
         self.usage.write_tensorboard(writer, self.name, step)
+
+    def write_store(self, store: Any) -> None:
+        """Keep the totals in a run store (:class:`arena.store.RunStore`) as meta
+        ``llm_usage/<agent>`` (JSON), next to the run's matches."""
+        store.set_meta(f"llm_usage/{self.name}", json.dumps(self.stats()))
 
     release: Any = None
     """Set by the plugin factory when the backend is shared between agents (refcounted)."""
