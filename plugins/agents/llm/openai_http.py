@@ -1,8 +1,9 @@
 """Backend for any OpenAI-compatible HTTP server (vLLM's ``vllm serve``, arena's own
 ``arena llm-serve``, hosted APIs).
 
-Scoring uses ``/v1/completions`` with ``echo`` and ``logprobs`` (prompt log-probs; vLLM and
-arena's server support it, most hosted chat APIs do not). Generation sends one request per
+Scoring uses ``/v1/completions`` with ``echo``, ``logprobs`` and ``max_tokens=0`` (prompt
+log-probs only, no generation; vLLM's server and arena's support it, most hosted chat APIs do
+not). Generation sends one request per
 decision, concurrently, so the server batches them and every decision keeps its own seed;
 ``chat=true`` uses ``/v1/chat/completions`` instead. The API key is read from the environment
 variable named by ``api_key_env`` (never from a config file).
@@ -102,7 +103,7 @@ class OpenAIBackend(Backend):
         if not flat:
             return [[] for _ in prompts]
         data = self.post("/completions", {"model": self.model, "prompt": [p + c for p, c in flat],
-                                          "max_tokens": 1, "temperature": 0.0, "echo": True, "logprobs": 1})
+                                          "max_tokens": 0, "temperature": 0.0, "echo": True, "logprobs": 1})
         choices = sorted(data["choices"], key=lambda ch: ch.get("index", 0))
         if len(choices) != len(flat):
             raise BackendHTTPError(f"llm agent: {self.base_url}/completions returned {len(choices)} choices "
