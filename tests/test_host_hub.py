@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from arena.tools.host.hub import Hub
+from arena.tools.host.hub import Hub, new_token
 from arena.tools.host.protocol import Move, Rejection, TurnView, parse_move
 
 
@@ -86,3 +86,9 @@ def test_unknown_tokens_are_refused():
     for bad in (None, "", "secre", "secret2"):
         with pytest.raises(Rejection, match="unknown or missing join token"):
             hub.seat_of(bad)
+
+
+def test_generated_tokens_never_look_like_a_command_line_option():
+    tokens = [new_token() for _ in range(2000)]  # about 31 would start with '-' if unchecked
+    assert not [t for t in tokens if t.startswith("-")] and len(set(tokens)) == 2000
+    assert all(len(t) == 24 for t in tokens)

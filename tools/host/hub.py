@@ -24,6 +24,14 @@ log = logging.getLogger("arena.host")
 DEFAULT_ACTIONS = ("random", "first")
 
 
+def new_token() -> str:
+    """144 random bits, URL-safe, never starting with '-' (a command line would read it as an option)."""
+    while True:
+        token = secrets.token_urlsafe(18)
+        if not token.startswith("-"):
+            return token
+
+
 @dataclass
 class Turn:
     """One open decision of one seat."""
@@ -68,7 +76,7 @@ class Hub:
         self.move_time, self.default_action, self.default_text = move_time, default_action, default_text
         self.cond = threading.Condition()
         tokens = tokens or {}
-        self.seats = {p: Seat(p, n, tokens.get(p) or secrets.token_urlsafe(18)) for p, n in humans.items()}
+        self.seats = {p: Seat(p, n, tokens.get(p) or new_token()) for p, n in humans.items()}
         self.rejections: list[tuple[int, str]] = []
         self.finished = False
         self.state: State | None = None

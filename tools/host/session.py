@@ -137,7 +137,7 @@ def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None
         for p, name in enumerate(names):
             if p in humans:
                 tok = hub.seats[p].token
-                say(f"  seat {p} {name}: {url}/#token={tok}   (terminal: arena join {url} --token {tok})")
+                say(f"  seat {p} {name}: {url}/#token={tok}   (terminal: arena join {url} --token={tok})")
             else:
                 say(f"  seat {p} {name}: agent")
         if on_ready is not None:
