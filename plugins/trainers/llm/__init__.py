@@ -1,0 +1,31 @@
+"""LLM trainers: ``selfplay_rlvr`` (SPIRAL-style self-play RL with role-conditioned baselines),
+``sppo`` (self-play preference optimization with game-outcome preferences) and
+``llm_advantage_alignment`` (AA with a leave-one-out group baseline), plus ``arena llm-train``.
+
+All three update an ``llm`` agent's weights (full or LoRA) with transformers + torch through the
+trainer contract, so they run in ``arena league`` configs as well. See docs/llm_training.md.
+"""
+from __future__ import annotations
+
+from arena.hookspecs import hookimpl
+from arena.trainer import TrainerEntry
+
+from .driver import arena_commands  # noqa: F401  (the llm-train command)
+
+
+@hookimpl
+def arena_trainers() -> list[TrainerEntry]:
+    from .aa import AA_DEFAULTS, make_llm_aa
+    from .base import COMMON
+    from .selfplay_rlvr import SelfPlayRLVR, make_selfplay_rlvr
+    from .sppo import SPPO, make_sppo
+
+    return [
+        TrainerEntry("selfplay_rlvr", make_selfplay_rlvr,
+                     "LLM self-play RL on game outcomes with role-conditioned baselines (SPIRAL)",
+                     {**COMMON, **SelfPlayRLVR.defaults}),
+        TrainerEntry("sppo", make_sppo, "LLM self-play preference optimization, preferences from game outcomes",
+                     {**COMMON, **SPPO.defaults}),
+        TrainerEntry("llm_advantage_alignment", make_llm_aa,
+                     "Advantage Alignment for LLM agents (leave-one-out group baseline)", {**COMMON, **AA_DEFAULTS}),
+    ]

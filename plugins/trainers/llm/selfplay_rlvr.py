@@ -1,0 +1,110 @@
+"""``selfplay_rlvr``: SPIRAL-style self-play RL with verifiable game outcomes.
+
+One shared policy plays every seat (or faces league snapshots: only the learner's own seats
+are trained). Each of its decisions gets the Monte-Carlo return of its seat, plus
+``invalid_penalty`` per invalid generation attempt, minus a baseline:
+
+- ``baseline: rae`` — role-conditioned advantage estimation: one EMA per (game, role),
+  ``b <- alpha*b + (1-alpha)*R``, read before it is updated, starting at 0 (SPIRAL, alpha 0.95);
+- ``shared`` — the same EMA but one per game (the ablation: it mixes the seats' different
+  expected returns, e.g. Kuhn's -1/18 for the first player);
+- ``none`` — raw returns.
+
+The update is :func:`tokens.clipped_pg_update` (clipped ratio, ``epochs`` passes, optional KL to
+the initial model). See ``shared/papers/llm_selfplay_trainers.md`` §4.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from arena.errors import ArenaError
+from arena.game import Game
+from arena.trainer import Trajectory
+
+from .base import LLMTrainer
+from .tokens import clipped_pg_update, learner_decisions
+
+BASELINES = ("rae", "shared", "none")
+
+
+class RoleBaseline:
+    """EMA baselines keyed by (game, role) — or by game alone when ``per_role`` is False."""
+
+    def __init__(self, alpha: float = 0.95, per_role: bool = True) -> None:
+        self.alpha, self.per_role = alpha, per_role
+        self.values: dict[str, float] = {}
+
+    def key(self, game: str, role: int) -> str:
+        return f"{game}/{role}" if self.per_role else game
+
+    def advantage(self, game: str, role: int, ret: float) -> float:
+        """``ret - b`` with the baseline read before it moves (then ``b`` is updated)."""
+        k = self.key(game, role)
+        b = self.values.get(k, 0.0)
+        self.values[k] = self.alpha * b + (1 - self.alpha) * ret
+        return ret - b
+
+
+class SelfPlayRLVR(LLMTrainer):
+    name = "selfplay_rlvr"
+    defaults = {"baseline": "rae", "alpha": 0.95, "epochs": 2, "clip": 0.2, "kl": 0.0, "is_cap": 2.0,
+                "invalid_penalty": -1.5, "minibatches": 1}
+
+    def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
+        super().__init__(game, learners, **params)
+        if self.p["baseline"] not in BASELINES:
+            raise ArenaError(f"trainer 'selfplay_rlvr': baseline must be one of {', '.join(BASELINES)}, "
+                             f"not {self.p['baseline']!r}")
+        if game.spec.num_players != 2:
+            raise ArenaError("trainer 'selfplay_rlvr' needs a two-player zero-sum game")
+        self.baseline = RoleBaseline(float(self.p["alpha"]), per_role=self.p["baseline"] == "rae")
+        self.ref = self.model.frozen_copy() if float(self.p["kl"]) > 0 else None
+
+    def returns(self, trajectories: Sequence[Trajectory]) -> dict[tuple[int, int], float]:
+        """Shaped return per (trajectory, seat of the learner): outcome + invalid penalties."""
+        out: dict[tuple[int, int], float] = {}
+        pen = float(self.p["invalid_penalty"])
+        for t, traj in enumerate(trajectories):
+            for p, name in enumerate(traj.seats):
+                if name != self.agent.name:
+                    continue
+                bad = sum(int(s.extra.get("invalid_attempts", 0) or 0) for s in traj.for_player(p))
+                out[(t, p)] = float(traj.returns[p]) + pen * bad
+        return out
+
+    def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
+        game = self.game.spec.full_name
+        rets = self.returns(trajectories)
+        adv_of: dict[tuple[int, int], float] = {}
+        for key in sorted(rets):  # trajectory order, then seat: deterministic EMA updates
+            ret = rets[key]
+            adv_of[key] = ret if self.p["baseline"] == "none" else self.baseline.advantage(game, key[1], ret)
+        decisions = learner_decisions(trajectories, self.agent)
+        advantages = [adv_of[(d.traj, d.player)] for d in decisions]
+        stats = clipped_pg_update(self.model, decisions, advantages, epochs=int(self.p["epochs"]),
+                                  clip=float(self.p["clip"]), is_cap=float(self.p["is_cap"]), kl=float(self.p["kl"]),
+                                  ref_model=self.ref, minibatches=int(self.p["minibatches"]),
+                                  seed=int(self.p["seed"]) + self.updates)
+        self.model.sync()
+        self.updates += 1
+        out = {f"rlvr/{k}": v for k, v in stats.items()}
+        for role in range(self.game.spec.num_players):
+            r = [v for (t, p), v in rets.items() if p == role]
+            if r:
+                out[f"rlvr/return_p{role}"] = float(np.mean(r))
+            out[f"rlvr/baseline_p{role}"] = self.baseline.values.get(self.baseline.key(game, role), 0.0)
+        inv = [d.invalid for d in decisions]
+        out["rlvr/invalid_rate"] = float(np.mean([x > 0 for x in inv])) if inv else 0.0
+        return out
+
+    def extra_state(self) -> dict[str, Any]:
+        return {"baseline": dict(self.baseline.values)}
+
+    def load_extra_state(self, state: dict[str, Any]) -> None:
+        self.baseline.values = dict(state.get("baseline", {}))
+
+
+def make_selfplay_rlvr(game: Game, learners: Sequence[Any], **params: Any) -> SelfPlayRLVR:
+    return SelfPlayRLVR(game, learners, **params)

@@ -1,0 +1,135 @@
+"""LLM trainer building blocks against hand-computed values: role-conditioned baselines, the
+leave-one-out group baseline and AA credit, exact Kuhn evaluation (known values from the note),
+the trainer's action log-probs against the agent's own, and state replay for SPPO."""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers")
+
+from arena.exploitability import policy_value  # noqa: E402
+from arena.loading import load_agent, load_game  # noqa: E402
+from arena.match import play_games  # noqa: E402
+from arena.plugins.trainers.advantage_alignment import aligned_advantages  # noqa: E402
+from arena.plugins.trainers.llm.aa import leave_one_out, returns_to_go, time_steps  # noqa: E402
+from arena.plugins.trainers.llm.evaluate import head_to_head, uniform_policy, vs_random  # noqa: E402
+from arena.plugins.trainers.llm.rollout import playout_values, replay  # noqa: E402
+from arena.plugins.trainers.llm.selfplay_rlvr import RoleBaseline  # noqa: E402
+from arena.trainer import Step, Trajectory  # noqa: E402
+from arena.tools.tiny_model import tiny_model_dir  # noqa: E402
+
+
+def test_role_baseline_reads_before_update_and_keeps_roles_apart():
+    b = RoleBaseline(alpha=0.5)
+    assert b.advantage("kuhn", 0, 1.0) == 1.0          # b starts at 0
+    assert b.advantage("kuhn", 0, 1.0) == 0.5          # b = 0.5 after the first update
+    assert b.advantage("kuhn", 1, -1.0) == -1.0        # the other seat has its own baseline
+    assert b.values == {"kuhn/0": 0.75, "kuhn/1": -0.5}
+    shared = RoleBaseline(alpha=0.5, per_role=False)
+    shared.advantage("kuhn", 0, 1.0)
+    assert shared.advantage("kuhn", 1, -1.0) == -1.5   # one baseline mixes the seats
+
+
+def test_group_baseline_and_returns():
+    assert returns_to_go([1.0, 0.0, 2.0], 0.5).tolist() == [1.5, 1.0, 2.0]
+    a, b, c = leave_one_out([np.array([3.0, 1.0]), np.array([1.0, 1.0]), np.array([2.0])])
+    assert a.tolist() == [3.0 - 1.5, 0.0] and b.tolist() == [1.0 - 2.5, 0.0] and c.tolist() == [0.0]
+
+
+def _step(player, decision, reward):
+    return Step(player, SimpleNamespace(decision=decision), 0, None, reward)
+
+
+def test_time_steps_merge_talk_into_the_closing_choice():
+    traj = Trajectory(0, 0, ["a", "b"], [_step(0, "text", 0.0), _step(1, "text", 0.0), _step(0, "choice", 2.0),
+                                         _step(1, "choice", 1.0), _step(0, "text", 0.0), _step(0, "choice", 3.0)],
+                      [5.0, 1.0])
+    assert time_steps(traj, 0) == ([0, 0, 1, 1], [2.0, 3.0])
+    assert time_steps(traj, 1) == ([0, 0], [1.0])
+
+
+def test_aa_credit_matches_the_formula():
+    from arena.plugins.trainers.llm.aa import LLMAdvantageAlignment
+
+    game = load_game("ipd(horizon=2)")
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "temperature": 16}, game)
+    agent.name = "me"
+    tr = LLMAdvantageAlignment(game, [agent], beta=2.0, gamma=0.5, gamma_aa=0.5, reward_scale=1.0)
+    trajs = [Trajectory(i, 0, ["me", "me"], [_step(0, "choice", r0[0]), _step(1, "choice", r1[0]),
+                                              _step(0, "choice", r0[1]), _step(1, "choice", r1[1])], [0, 0])
+             for i, (r0, r1) in enumerate([([1.0, 2.0], [0.0, 1.0]), ([3.0, 0.0], [2.0, 2.0])])]
+    credit = tr.credits(trajs)
+    g = {(t, p): returns_to_go([s.reward for s in trajs[t].for_player(p)], 0.5) for t in range(2) for p in range(2)}
+    for p in range(2):
+        a0, a1 = g[(0, p)] - g[(1, p)], g[(1, p)] - g[(0, p)]
+        own = {0: a0, 1: a1}
+        for t in range(2):
+            other = (g[(t, 1 - p)] - g[(1 - t, 1 - p)])
+            want = own[t] + 2.0 * np.array([0.0, 0.5 * 0.5 * own[t][0]]) * other
+            assert np.allclose(credit[(t, p)], want)
+            assert np.allclose(credit[(t, p)], aligned_advantages(own[t], other, 2.0, 0.5))
+
+
+def test_exact_kuhn_values_match_the_note_and_the_tree():
+    game = load_game("kuhn_poker")
+    ev, score = head_to_head(game, [uniform_policy, uniform_policy])
+    assert ev[0] == pytest.approx(0.125) and ev[1] == pytest.approx(-0.125)  # note §7: uniform vs uniform
+    assert score[0] + score[1] == pytest.approx(1.0)
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "temperature": 8}, game)
+    mine = head_to_head(game, [agent.policy, uniform_policy])[0][0]
+    assert mine == pytest.approx(policy_value(game, lambda s, p: agent.policy(_obs(game, s, p)) if p == 0
+                                              else {a: 0.5 for a in s.legal_actions()})[0], abs=1e-9)
+    r = vs_random(game, agent)
+    assert 0 < r["winrate_vs_random"] < 1
+
+
+def _obs(game, state, player):
+    from arena.agent import Observation
+
+    return Observation(state, player, None, game.spec.full_name)
+
+
+def test_trainer_action_logprobs_equal_the_agents_own():
+    from arena.plugins.trainers.llm.model import TrainableLLM
+    from arena.plugins.trainers.llm.tokens import action_logprobs, learner_decisions
+
+    game = load_game("kuhn_poker")
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "temperature": 4}, game)
+    agent.name = "me"
+    model = TrainableLLM(agent)
+    res = play_games(game, [agent, agent], num_games=6, seed=2, record=True)
+    trajs = [r.trajectory for r in res]
+    decs = learner_decisions(trajs, agent)
+    assert len(decs) == sum(len(t.steps) for t in trajs)
+    lp, dists = action_logprobs(model, decs, grad=False)
+    want = [trajs[d.traj].steps[d.step].log_prob for d in decs]
+    assert np.allclose(lp.numpy(), want, atol=1e-4)
+    assert all(math.isclose(float(q.exp().sum()), 1.0, rel_tol=1e-6) for q in dists)
+
+
+def test_replay_rebuilds_recorded_states_and_rejects_tampering():
+    game = load_game("kuhn_poker")
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "temperature": 8}, game)
+    res = play_games(game, [agent, agent], num_games=8, seed=5, record=True)
+    for r in res:
+        states = replay(game, r.trajectory)
+        assert states is not None and len(states) == len(r.trajectory.steps)
+        assert [s.information_state_key(s.current_player()) for s in states] == \
+               [st.observation.info_state for st in r.trajectory.steps]
+    assert any(replay(game, Trajectory(t.game_index, t.seed + 1, t.seats, t.steps, t.returns)) is None
+               for t in [r.trajectory for r in res])
+
+
+def test_playouts_estimate_q_values():
+    """After a bet with the King, the opponent (random) can only fold (+1) or call (+2 with the King)."""
+    game = load_game("kuhn_poker")
+    rnd = load_agent("random", game)
+    s = game.new_initial_state()
+    s.apply_action(2)  # player 0: King
+    s.apply_action(0)  # player 1: Jack
+    v = playout_values(game, [(s, 1, 0)] * 400, rnd, seed=0)
+    assert set(np.unique(v)) <= {1.0, 2.0} and 1.35 < v.mean() < 1.65
