@@ -1,0 +1,114 @@
+"""LLM trainers learn (measured before/after on fixed seeds, exact numbers on Kuhn poker), LoRA
+trains only adapters, checkpoints load back as agents with the same policy, the learner trains a
+private copy, and ``arena llm-train`` runs from the command line (bad input: one line, exit 2).
+The long runs with the acceptance numbers are configs/llm/*.yaml (docs/llm_training.md)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from arena.exploitability import exploitability  # noqa: E402
+from arena.loading import load_agent, load_game  # noqa: E402
+from arena.match import play_games  # noqa: E402
+from arena.plugins.trainers.llm.evaluate import vs_random  # noqa: E402
+from arena.registry import get_registry  # noqa: E402
+from arena.tools.tiny_model import tiny_model_dir  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _learner(game, temperature=16.0, seed=1):
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir(seed)), "temperature": temperature}, game)
+    agent.name = "learner"
+    return agent
+
+
+def _train(game, agent, trainer, iterations, games):
+    for it in range(iterations):
+        res = play_games(game, [agent, agent], num_games=games, seed=100 + it, record=True)
+        metrics = trainer.update([r.trajectory for r in res])
+    return metrics
+
+
+def test_selfplay_rlvr_lowers_exploitability_and_beats_random_more():
+    game = load_game("kuhn_poker")
+    agent = _learner(game)
+    before = vs_random(game, agent)["winrate_vs_random"], exploitability(game, agent)
+    trainer = get_registry().get("trainer", "selfplay_rlvr").factory(game, [agent], lr=0.002, epochs=2)
+    m = _train(game, agent, trainer, 3, 96)
+    after = vs_random(game, agent)["winrate_vs_random"], exploitability(game, agent)
+    assert m["rlvr/decisions"] > 0 and m["rlvr/baseline_p0"] != m["rlvr/baseline_p1"]
+    assert after[1] < before[1] - 0.05, (before, after)
+    assert after[0] > before[0] + 0.03, (before, after)
+
+
+def test_sppo_iteration_lowers_exploitability():
+    game = load_game("kuhn_poker")
+    agent = _learner(game)
+    before = exploitability(game, agent)
+    trainer = get_registry().get("trainer", "sppo").factory(game, [agent], lr=0.001, rollouts=8, epochs=20)
+    res = play_games(game, [agent, agent], num_games=24, seed=7, record=True)
+    m = trainer.update([r.trajectory for r in res])
+    assert m["sppo/prompts"] >= 10 and m["sppo/skipped_games"] == 0  # Kuhn has 12 infosets
+    assert m["sppo/loss_last"] < m["sppo/loss_first"]
+    assert exploitability(game, agent) < before - 0.01
+
+
+def test_lora_trains_adapters_and_checkpoint_loads_back(tmp_path):
+    game = load_game("kuhn_poker")
+    agent = _learner(game)
+    other = load_agent({"name": "llm", "model": str(tiny_model_dir(1)), "temperature": 16.0}, game)
+    trainer = get_registry().get("trainer", "selfplay_rlvr").factory(
+        game, [agent], lr=0.02, lora={"r": 4, "alpha": 8})
+    base = trainer.model.model.get_base_model()
+    assert all("lora_" in n for n, p in trainer.model.model.named_parameters() if p.requires_grad)
+    frozen = {n: p.detach().clone() for n, p in base.named_parameters() if "lora_" not in n}
+    _train(game, agent, trainer, 1, 32)
+    assert all((p == frozen[n]).all() for n, p in base.named_parameters() if "lora_" not in n)
+    agent.save(tmp_path / "snap")  # what a league snapshot does
+    loaded = load_agent({"name": "llm", "model": str(tmp_path / "snap"), "temperature": 16.0}, game)
+    s = game.new_initial_state()
+    s.apply_action(2)
+    s.apply_action(0)
+    from arena.agent import Observation
+
+    obs = Observation(s, 0, None, game.spec.full_name)
+    mine, back, untouched = agent.policy(obs), loaded.policy(obs), other.policy(obs)
+    assert abs(mine[1] - back[1]) < 1e-4
+    assert abs(mine[1] - untouched[1]) > 1e-3  # trained, and the agent sharing the path was not
+
+
+def test_bad_trainer_parameter_is_one_line():
+    game = load_game("kuhn_poker")
+    from arena.errors import ArenaError
+
+    with pytest.raises(ArenaError, match="no parameter 'lrr'"):
+        get_registry().get("trainer", "selfplay_rlvr").factory(game, [_learner(game)], lrr=1)
+
+
+def test_cli_runs_and_rejects_bad_input(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"game: kuhn_poker\nmodel: {{dir: {tiny_model_dir(1)}}}\nagent: {{temperature: 16}}\n"
+                   f"iterations: 1\ngames_per_iter: 8\neval_every: 1\nout: {tmp_path / 'run'}\n")
+    ok = subprocess.run([sys.executable, "-m", "arena.cli", "llm-train", str(cfg)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    res = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert set(res["before"]) == {"return_vs_random", "winrate_vs_random", "exploitability"}
+    assert (tmp_path / "run" / "checkpoint" / "config.json").exists() and (tmp_path / "run" / "curves.png").exists()
+    bad = subprocess.run([sys.executable, "-m", "arena.cli", "llm-train", str(cfg), "params.baseline=median"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().count("\n") == 0 and "baseline must be one of" in bad.stderr
