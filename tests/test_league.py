@@ -75,7 +75,7 @@ def test_unknown_key_and_bad_override_are_config_errors(tmp_path, capsys):
     assert "config file not found" in capsys.readouterr().err
 
 
-def test_league_from_the_cli_ends_with_leaderboard_and_plots(tmp_path):
+def test_league_from_the_cli_ends_with_leaderboard_and_plots(tmp_path, capsys):
     population = [
         {"label": "random", "agent": "random"},
         {"label": "psro", "agent": "psro:iterations=0", "role": "solver", "budget": 2},
@@ -105,8 +105,9 @@ def test_league_from_the_cli_ends_with_leaderboard_and_plots(tmp_path):
     now = torch.load(run / "checkpoints" / "step-000002" / "learners" / "exploiter" / "weights.pt", weights_only=True)
     assert all(torch.equal(init[k], now[k]) for k in init)
     # a rerun of the finished league plays nothing new and shows the same board
-    again = subprocess.run([sys.executable, "-m", "arena.cli", "league", str(path), "--json"], capture_output=True,
-                           text=True, timeout=300)
-    assert again.returncode == 0 and json.loads(again.stdout)["steps_run"] == 0
+    capsys.readouterr()
+    assert main(["league", str(path), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["steps_run"] == 0 and again["eval_games"] == report["eval_games"]
     # the run directory works with `arena leaderboard`
     assert main(["leaderboard", str(run), "--json", "--bootstrap", "0"]) == 0
