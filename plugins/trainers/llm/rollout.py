@@ -41,7 +41,8 @@ def replay(game: Game, traj: Trajectory) -> list[State] | None:
 def playout_values(game: Game, starts: Sequence[tuple[State, int, int]], agent: Agent, seed: int) -> np.ndarray:
     """For each (state, action, player): the player's return after taking ``action`` in ``state``
     and letting ``agent`` play every seat to the end (one sampled continuation each)."""
-    policies: dict[tuple, Any] | None = {} if agent.has_policy and getattr(agent, "mode", "scored") == "scored" else None
+    scored = agent.has_policy and getattr(agent, "mode", "scored") == "scored"
+    policies: dict[tuple, Any] | None = {} if scored else None
     rng = np.random.default_rng(seed)
     live: list[tuple[int, State, Any]] = []
     values = np.zeros(len(starts))

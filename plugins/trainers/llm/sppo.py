@@ -111,7 +111,8 @@ class SPPO(LLMTrainer):
             self.updates += 1
             return {"sppo/prompts": 0.0, "sppo/skipped_games": float(skipped)}
         items = [prefs[k] for k in sorted(prefs)]
-        target = torch.tensor([float(self.p["eta"]) * (p - 0.5) for _, c in items for p in c.values()], dtype=torch.float32)
+        eta = float(self.p["eta"])
+        target = torch.tensor([eta * (p - 0.5) for _, c in items for p in c.values()], dtype=torch.float32)
         with torch.no_grad():
             ref = self._logpi(items, grad=False)
         losses = []

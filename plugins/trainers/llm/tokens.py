@@ -69,7 +69,8 @@ def decision_of(step: Any, agent: Any) -> Decision | None:
                     step.log_prob, int(ex.get("invalid_attempts", 0) or 0), bool(ex.get("fallback", False)))
 
 
-def action_logprobs(trainable: Any, decisions: Sequence[Decision], grad: bool = True, model: Any = None) -> tuple[Any, list]:
+def action_logprobs(trainable: Any, decisions: Sequence[Decision], grad: bool = True,
+                    model: Any = None) -> tuple[Any, list]:
     """log pi(action) per decision (one tensor) and, for scored decisions, the full log-policy
     over the labels (for an exact KL); ``None`` for generated ones."""
     import torch
