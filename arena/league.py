@@ -299,6 +299,7 @@ class League:
         if self.game.spec.text_decisions:
             raise ArenaError(f"game '{self.game.spec.full_name}' has free-text decisions; leagues need choice games")
         self.fp = fingerprint_of(cfg)
+        fresh = not (Path(cfg.out) / "arena.sqlite").exists()
         self.store = RunStore.open(cfg.out, self.fp, config_text, kind="league")
         self.train_store = RunStore.open(self.store.path / "train", self.fp, None, kind="league-train")
         self.run_dir = self.store.path
@@ -311,7 +312,13 @@ class League:
         from arena.logging import TensorBoard
 
         self.tb = TensorBoard(self.run_dir / "tb", enabled=cfg.tensorboard)
-        self._build()
+        try:
+            self._build()
+        except BaseException:
+            self.close()
+            if fresh:  # an agent or trainer refused to build: leave no half-made run behind
+                shutil.rmtree(self.run_dir, ignore_errors=True)
+            raise
 
     # -- building ------------------------------------------------------------------------------------
     def _build(self) -> None:

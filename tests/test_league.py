@@ -58,6 +58,8 @@ LEARNER = {"label": "ppo", "agent": "neural:hidden=8", "role": "learner", "train
     ([{"label": "r", "agent": "random"}, dict(LEARNER, matchmaking="main_exploiter")],
      "needs a learner with matchmaking 'main'"),
     ([{"label": "r", "agent": "random"}, {"label": "r", "agent": "random"}], "labels must be unique"),
+    ([{"label": "r", "agent": "random"}, dict(LEARNER, agent="cfr:iterations=1")],
+     "trainer 'ppo' trains neural agents; 'ppo' is not one"),
 ])
 def test_broken_config_is_one_line_before_any_game(tmp_path, capsys, population, message):
     path = _write(tmp_path, population)
