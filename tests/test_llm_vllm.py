@@ -67,8 +67,8 @@ SCRIPT = textwrap.dedent('''
                                                      "finished": len(res), **a.stats()}
         import torch
         from safetensors.torch import load_file
-        w = load_file(model + "/model.safetensors")
-        backend.update_weights([("lm_head.weight", w["lm_head.weight"] * 2.0)])
+        w = load_file(model + "/model.safetensors")  # the full state dict, as a trainer sends it
+        backend.update_weights([(k, v * 1.5 if ("mlp" in k or "lm_head" in k) else v) for k, v in w.items()])
         game = load_game("kuhn_poker")
         agent = LLMAgent(backend, prompts=PromptBuilder(chat=backend.render_chat))
         obs = observations(game, 2)
@@ -115,19 +115,21 @@ def vllm_run(tmp_path_factory):
     return json.loads(out.read_text())
 
 
-def _local_scores(name, model_dir, scale_head=1.0):
+def _local_scores(name, model_dir, scale=1.0):
     from arena.plugins.agents.llm.hf import TransformersBackend
     from transformers import AutoModelForCausalLM, AutoTokenizer
     import torch
 
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
-    if scale_head != 1.0:
+    if scale != 1.0:
         with torch.no_grad():
-            model.lm_head.weight.mul_(scale_head)
+            for k, v in model.named_parameters():
+                if "mlp" in k or "lm_head" in k:
+                    v.mul_(scale)
     backend = TransformersBackend(model, AutoTokenizer.from_pretrained(model_dir))
     game = load_game(name)
     agent = load_agent({"name": "llm", "model": model_dir}, game)
-    obs = _observations(game, 6 if scale_head == 1.0 else 2)
+    obs = _observations(game, 6 if scale == 1.0 else 2)
     prompts = [agent.prompts.build(o) for o in obs]
     conts = [[agent.prompts.continuation(lbl) for lbl in o.action_labels] for o in obs]
     return [[s.logprob for s in row] for row in backend.score(prompts, conts)]
@@ -154,7 +156,7 @@ def test_vllm_agent_plays_games(vllm_run, key):
 
 
 def test_vllm_weight_update_in_place(vllm_run):
-    ours = _local_scores("kuhn_poker", str(tiny_model_dir()), scale_head=2.0)
+    ours = _local_scores("kuhn_poker", str(tiny_model_dir()), scale=1.5)
     before = vllm_run["scores"]["kuhn_poker"][:2]
     after = vllm_run["updated"]
     assert max(abs(a - b) for ra, rb in zip(before, after) for a, b in zip(ra, rb)) > 0.1

