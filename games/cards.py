@@ -28,6 +28,13 @@ class KuhnState(OpenSpielState):
     def _moves(self) -> list[int]:
         return self._s.history()[self.num_players():]
 
+    def _showdown_players(self) -> list[int]:
+        """Players whose cards are revealed: all if nobody bet, else those who bet or called."""
+        n, moves = self.num_players(), self._moves()
+        if 1 not in moves:
+            return list(range(n))
+        return sorted({i % n for i, a in enumerate(moves) if a == 1})
+
     def action_label(self, player: int, action: int) -> str:
         facing_bet = 1 in self._moves()
         if facing_bet:
@@ -54,8 +61,13 @@ class KuhnState(OpenSpielState):
         pot = n + sum(self._moves())
         lines.append(f"Pot: {pot} chips (ante 1 each; a bet or call adds 1).")
         if self.is_terminal():
-            cards = ", ".join(f"{_seat(player, q, n)}: {RANKS[hist[q]]}" for q in range(n))
-            lines.append(f"Showdown/result — {cards}. Your return: {self.returns()[player]:+g}.")
+            shown = self._showdown_players()
+            if len(shown) > 1:
+                cards = ", ".join(f"{_seat(player, q, n)}: {RANKS[hist[q]]}" for q in shown)
+                lines.append(f"Showdown — {cards}.")
+            else:
+                lines.append("Everyone else folded; no cards are shown.")
+            lines.append(f"Your return: {self.returns()[player]:+g}.")
         elif self.current_player() == player:
             lines.append("Legal: " + ", ".join(self.action_label(player, a) for a in self.legal_actions(player)) + ".")
         return " ".join(lines)

@@ -95,3 +95,13 @@ def test_pettingzoo_adapter_roundtrip():
     assert game.spec.num_players == 2 and game.spec.num_distinct_actions == 2 and not game.spec.tree
     results = arena.play(game, [arena.load_agent("random", game)] * 2, games=100, seed=0)
     assert all(r.forfeit is None and r.returns[0] == -r.returns[1] and abs(r.returns[0]) in (1, 2) for r in results)
+
+
+def test_kuhn_final_view_hides_folded_cards():
+    game = arena.load_game("kuhn_poker")
+    for moves, revealed in (([1, 0], False), ([1, 1], True), ([0, 0], True), ([0, 1, 0], False)):
+        s = game.new_initial_state()
+        for a in [2, 0] + moves:  # player 0 holds the King, player 1 the Jack
+            s.apply_action(a)
+        assert s.is_terminal()
+        assert ("King" in s.observation_text(1)) == revealed, (moves, s.observation_text(1))
