@@ -66,7 +66,7 @@ class KuhnState(OpenSpielState):
                 cards = ", ".join(f"{_seat(player, q, n)}: {RANKS[hist[q]]}" for q in shown)
                 lines.append(f"Showdown — {cards}.")
             else:
-                lines.append("Everyone else folded; no cards are shown.")
+                lines.append("The hand ended with a fold; no cards are shown.")
             lines.append(f"Your return: {self.returns()[player]:+g}.")
         elif self.current_player() == player:
             lines.append("Legal: " + ", ".join(self.action_label(player, a) for a in self.legal_actions(player)) + ".")
