@@ -16,7 +16,7 @@ from arena.loading import load_agent, load_game  # noqa: E402
 from arena.match import play_games  # noqa: E402
 from arena.plugins.trainers.advantage_alignment import aligned_advantages  # noqa: E402
 from arena.plugins.trainers.llm.aa import leave_one_out, returns_to_go, time_steps  # noqa: E402
-from arena.plugins.trainers.llm.evaluate import head_to_head, uniform_policy, vs_random  # noqa: E402
+from arena.plugins.trainers.llm.evaluate import cached, head_to_head, uniform_policy, vs_random  # noqa: E402
 from arena.plugins.trainers.llm.rollout import playout_values, replay  # noqa: E402
 from arena.plugins.trainers.llm.selfplay_rlvr import RoleBaseline  # noqa: E402
 from arena.trainer import Step, Trajectory  # noqa: E402
@@ -80,8 +80,9 @@ def test_exact_kuhn_values_match_the_note_and_the_tree():
     assert ev[0] == pytest.approx(0.125) and ev[1] == pytest.approx(-0.125)  # note §7: uniform vs uniform
     assert score[0] + score[1] == pytest.approx(1.0)
     agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "temperature": 8}, game)
-    mine = head_to_head(game, [agent.policy, uniform_policy])[0][0]
-    assert mine == pytest.approx(policy_value(game, lambda s, p: agent.policy(_obs(game, s, p)) if p == 0
+    pol = cached(agent.policy)
+    mine = head_to_head(game, [pol, uniform_policy])[0][0]
+    assert mine == pytest.approx(policy_value(game, lambda s, p: pol(_obs(game, s, p)) if p == 0
                                               else {a: 0.5 for a in s.legal_actions()})[0], abs=1e-9)
     r = vs_random(game, agent)
     assert 0 < r["winrate_vs_random"] < 1
