@@ -11,7 +11,6 @@ import argparse
 import time
 from typing import Any
 
-import numpy as np
 
 from arena.cli_api import Benchmark
 from arena.errors import ArenaError
@@ -34,16 +33,9 @@ def runner_seconds(name: str, games: int, seed: int = 0) -> tuple[float, int]:
 def aec_seconds(name: str, games: int, seed: int = 0) -> float:
     """Seconds for ``games`` random games through the PettingZoo AEC env and a user's loop."""
     import arena
+    from arena.tools.bench.match import aec_random_loop
 
-    env = arena.make_env(name)
-    rng = np.random.default_rng(seed)
-    start = time.perf_counter()
-    for g in range(games):
-        env.reset(seed=seed + g)
-        for agent in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    return time.perf_counter() - start
+    return aec_random_loop(arena.make_env(name), games, seed)
 
 
 def run_speed(args: argparse.Namespace) -> dict[str, Any]:

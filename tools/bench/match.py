@@ -12,25 +12,30 @@ from arena.cli_api import Benchmark
 from arena.hookspecs import hookimpl
 
 
+def aec_random_loop(env, games: int, seed: int = 0) -> float:
+    """Seconds for ``games`` random games through a PettingZoo AEC env, written the way a user
+    would: ``agent_iter``/``last``/``step`` with a mask-aware random choice."""
+    rng = np.random.default_rng(seed)
+    start = time.perf_counter()
+    for g in range(games):
+        env.reset(seed=seed + g)
+        for _ in env.agent_iter():
+            obs, reward, term, trunc, info = env.last()
+            if term or trunc:
+                action = None
+            else:
+                mask = info["action_mask"] if isinstance(info, dict) and "action_mask" in info else obs["action_mask"]
+                action = int(rng.choice(np.flatnonzero(mask)))
+            env.step(action)
+    return time.perf_counter() - start
+
+
 def shimmy_loop(game_name: str, games: int, seed: int = 0) -> float:
     """Seconds for ``games`` random games through shimmy's OpenSpiel AEC env."""
     import pyspiel
     from shimmy import OpenSpielCompatibilityV0
 
-    env = OpenSpielCompatibilityV0(env=pyspiel.load_game(game_name))
-    rng = np.random.default_rng(seed)
-    start = time.perf_counter()
-    for g in range(games):
-        env.reset(seed=seed + g)
-        for agent in env.agent_iter():
-            obs, reward, term, trunc, info = env.last()
-            if term or trunc:
-                action = None
-            else:
-                mask = info.get("action_mask") if isinstance(info, dict) and "action_mask" in info else obs["action_mask"]
-                action = int(rng.choice(np.flatnonzero(mask)))
-            env.step(action)
-    return time.perf_counter() - start
+    return aec_random_loop(OpenSpielCompatibilityV0(env=pyspiel.load_game(game_name)), games, seed)
 
 
 def arena_runner(game_name: str, games: int, seed: int = 0, batch_size: int | None = None) -> float:
