@@ -11,7 +11,6 @@ import argparse
 import time
 from typing import Any
 
-
 from arena.cli_api import Benchmark
 from arena.errors import ArenaError
 from arena.hookspecs import hookimpl
