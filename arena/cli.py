@@ -63,9 +63,11 @@ def emit_json(data: Any) -> None:
 
 
 def console():
+    """A rich console; when stdout is not a terminal (logs, CI, pipes) rich would assume 80
+    columns and truncate leaderboards, so use a wide page instead."""
     from rich.console import Console
 
-    return Console()
+    return Console() if sys.stdout.isatty() else Console(width=160)
 
 
 # -- plugins / games / describe --------------------------------------------------------------------
