@@ -30,206 +30,21 @@ same games and the store ignores them — none lost, none counted twice. TensorB
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
-from omegaconf import MISSING
 
-from arena.errors import ArenaError, ConfigError, PluginError
-from arena.executor import ExecutorConfig
-from arena.tournament import RatingConfig
-
-ROLES = ("fixed", "solver", "learner")
-MATCHMAKING = ("self_play", "uniform", "pfsp", "main", "main_exploiter", "league_exploiter")
-WEIGHTINGS = ("hard", "squared", "var", "linear", "linear_capped")
-LOAD_PARAM = {"neural": "checkpoint", "psro": "path", "cfr": "path", "fixed": "path", "llm": "model"}
-"""How a saved snapshot directory is loaded back: agent name -> its 'load from here' parameter."""
-
-
-# -- config ------------------------------------------------------------------------------------------
-@dataclass
-class TrainerSpec:
-    name: str = MISSING
-    params: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class MemberConfig:
-    """One population member."""
-
-    label: str = MISSING
-    agent: Any = MISSING
-    """Agent spec: ``name:key=value,...`` or a mapping with ``name``."""
-    role: str = "fixed"
-    trainer: TrainerSpec | None = None
-    matchmaking: str = "pfsp"
-    weighting: str = "hard"
-    opponents: list[str] | None = None
-    """Labels whose agents (fixed, solver) or snapshots (learners) this learner may face;
-    default: every other member, and its own snapshots."""
-    self_play: float = 0.0
-    """Share of games against its current self (on top of ``matchmaking``'s draws)."""
-    games_per_step: int = 100
-    snapshot_every: int = 5
-    budget: int = 1
-    """Solvers: improvement per step (PSRO/CFR iterations)."""
-    main: str | None = None
-    """Exploiter roles: the label of the main agent they target (default: the first ``main``)."""
-
-
-@dataclass
-class EvaluationConfig:
-    every: int = 5
-    games: int = 20
-    """Games per ordered pairing (seats swapped with identical deals)."""
-    ratings: RatingConfig = field(default_factory=RatingConfig)
-
-
-@dataclass
-class LeagueConfig:
-    """``arena league CONFIG``."""
-
-    game: str = MISSING
-    population: list[MemberConfig] = MISSING
-    steps: int = 20
-    seed: int = 0
-    out: str = MISSING
-    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
-    executor: ExecutorConfig = field(default_factory=ExecutorConfig)
-    checkpoint_every: int = 1
-    keep_checkpoints: int = 2
-    payoff_decay: float = 0.99
-    tensorboard: bool = True
-    plots: bool = True
-    progress: bool = True
-
-
-def _plain(x: Any) -> Any:
-    from omegaconf import DictConfig, ListConfig, OmegaConf
-
-    return OmegaConf.to_container(x, resolve=True) if isinstance(x, (DictConfig, ListConfig)) else x
-
-
-def validate(cfg: LeagueConfig) -> None:
-    """Every check that needs no game played: names, roles, trainers, opponent pools."""
-    from arena.loading import parse_agent_spec
-    from arena.registry import get_registry
-
-    reg = get_registry()
-    where = "league config"
-    if cfg.steps < 1:
-        raise ConfigError(f"{where}: steps must be at least 1, got {cfg.steps}")
-    if not cfg.population:
-        raise ConfigError(f"{where}: population is empty")
-    labels = [m.label for m in cfg.population]
-    dup = sorted({x for x in labels if labels.count(x) > 1})
-    if dup:
-        raise ConfigError(f"{where}: population labels must be unique; repeated: {', '.join(dup)}")
-    bad = [x for x in labels if "@" in x or "|" in x]
-    if bad:
-        raise ConfigError(f"{where}: labels may not contain '@' or '|': {', '.join(bad)}")
-    mains = [m.label for m in cfg.population if m.role == "learner" and m.matchmaking == "main"]
-    for i, m in enumerate(cfg.population):
-        at = f"{where}: population[{i}] '{m.label}'"
-        name, _ = parse_agent_spec(_plain(m.agent))
-        try:
-            reg.get("agent", name)
-            if m.trainer is not None:
-                reg.get("trainer", m.trainer.name)
-        except PluginError as exc:  # unknown agent/trainer: one line naming the known ones
-            raise ConfigError(f"{at}: {exc}") from None
-        if m.role not in ROLES:
-            raise ConfigError(f"{at}: role must be one of {', '.join(ROLES)}, got '{m.role}'")
-        if m.role != "learner":
-            if m.trainer is not None:
-                raise ConfigError(f"{at}: a trainer is attached but the role is '{m.role}'; only role 'learner' "
-                                  "is trained (set role: learner or remove trainer)")
-            if m.role == "solver" and m.budget < 1:
-                raise ConfigError(f"{at}: budget must be at least 1")
-            continue
-        if m.trainer is None:
-            raise ConfigError(f"{at}: role 'learner' needs a trainer (e.g. trainer: {{name: ppo}})")
-        if name not in LOAD_PARAM:
-            raise ConfigError(f"{at}: learner agent '{name}' cannot be snapshotted (snapshots load through "
-                              f"{', '.join(sorted(LOAD_PARAM))})")
-        if m.matchmaking not in MATCHMAKING:
-            raise ConfigError(f"{at}: matchmaking must be one of {', '.join(MATCHMAKING)}, got '{m.matchmaking}'")
-        if m.weighting not in WEIGHTINGS:
-            raise ConfigError(f"{at}: weighting must be one of {', '.join(WEIGHTINGS)}, got '{m.weighting}'")
-        if m.games_per_step < 1 or m.snapshot_every < 1:
-            raise ConfigError(f"{at}: games_per_step and snapshot_every must be at least 1")
-        if not 0.0 <= m.self_play <= 1.0:
-            raise ConfigError(f"{at}: self_play is a share of games in [0, 1], got {m.self_play}")
-        if m.matchmaking in ("main_exploiter", "league_exploiter") or m.matchmaking == "main":
-            if not mains:
-                raise ConfigError(f"{at}: AlphaStar role '{m.matchmaking}' needs a learner with matchmaking 'main'")
-            if m.main is not None and m.main not in mains:
-                raise ConfigError(f"{at}: main '{m.main}' is not a learner with matchmaking 'main' ({', '.join(mains)})")
-        if m.matchmaking == "self_play":
-            continue
-        pool = opponent_labels(cfg, m)
-        unknown = [x for x in pool if x not in labels]
-        if unknown:
-            raise ConfigError(f"{at}: opponents {unknown} are not population labels ({', '.join(labels)})")
-        if not pool and m.self_play < 1.0 and m.matchmaking in ("uniform", "pfsp"):
-            raise ConfigError(f"{at}: missing opponent pool — matchmaking '{m.matchmaking}' has no opponents "
-                              "(list some under opponents:, or use matchmaking: self_play)")
-    if cfg.evaluation.every < 1 or cfg.evaluation.games < 1:
-        raise ConfigError(f"{where}: evaluation.every and evaluation.games must be at least 1")
-
-
-def opponent_labels(cfg: LeagueConfig, m: MemberConfig) -> list[str]:
-    if m.opponents is not None:
-        return list(m.opponents)
-    return [x.label for x in cfg.population if x.label != m.label] + [m.label]
-
-
-# -- matchmaking ---------------------------------------------------------------------------------------
-def pfsp_weights(win_rates: Sequence[float], weighting: str = "hard") -> np.ndarray:
-    """AlphaStar's prioritized fictitious self-play: P(B) ∝ f(P[A beats B]), uniform if all 0."""
-    x = np.asarray(win_rates, dtype=float)
-    f = {"hard": (1 - x) ** 2, "squared": (1 - x) ** 2, "var": x * (1 - x), "linear": 1 - x,
-         "linear_capped": np.minimum(0.5, 1 - x)}[weighting]
-    s = f.sum()
-    return f / s if s > 1e-12 else np.full(len(x), 1.0 / max(1, len(x)))
-
-
-class PayoffTable:
-    """Decayed win/draw/loss counts per ordered pair (AlphaStar's payoff): every update first
-    multiplies the pair's counts by ``decay``; an unplayed pair reads 0.5."""
-
-    def __init__(self, decay: float = 0.99) -> None:
-        self.decay = decay
-        self.table: dict[str, list[float]] = {}  # "a|b" -> [wins, draws, losses, games]
-
-    def update(self, a: str, b: str, ra: float, rb: float) -> None:
-        for x, y, s in ((a, b, np.sign(ra - rb)), (b, a, np.sign(rb - ra))):
-            row = self.table.setdefault(f"{x}|{y}", [0.0, 0.0, 0.0, 0.0])
-            row[:] = [v * self.decay for v in row]
-            row[0 if s > 0 else 1 if s == 0 else 2] += 1.0
-            row[3] += 1.0
-
-    def win_rate(self, a: str, b: str) -> float:
-        row = self.table.get(f"{a}|{b}")
-        if not row or row[3] <= 0:
-            return 0.5
-        return (row[0] + 0.5 * row[1]) / row[3]
-
-
-def newcomer_round(names: Sequence[str], new: Sequence[str], games: int, num_players: int) -> Any:
-    """A one-round tournament format: every group of ``num_players`` with at least one newcomer,
-    ``games`` games per seat rotation — a round robin that never replays what is already rated."""
-    from itertools import combinations
-
-    from arena.tournament import Pairing
-
-    yield [Pairing(g, games * num_players) for g in combinations(names, num_players) if set(g) & set(new)]
-    return []
+from arena.errors import ArenaError, ConfigError
+# Config, matchmaking and persistence live in their own modules; they are re-exported here so
+# ``from arena.league import X`` keeps working for every name that used to be defined in this module.
+from arena.league_checkpoint import _atomic_dir, load_trainer_state, save_trainer_state
+from arena.league_config import (LOAD_PARAM, MATCHMAKING, ROLES, WEIGHTINGS, EvaluationConfig, LeagueConfig,
+                                 MemberConfig, TrainerSpec, _plain, fingerprint_of, validate)
+from arena.matchmaking import PayoffTable, newcomer_round, opponent_labels, pfsp_weights
 
 
 # -- the league --------------------------------------------------------------------------------------------
@@ -271,16 +86,6 @@ class LeagueResult:
     board: dict[str, Any] | None
     train_games: int
     eval_games: int
-
-
-def fingerprint_of(cfg: LeagueConfig) -> str:
-    """What decides the results (not ``steps``, so a finished league may be extended)."""
-    from arena.store import fingerprint
-
-    d = asdict(cfg)
-    for k in ("steps", "out", "executor", "tensorboard", "plots", "progress", "keep_checkpoints"):
-        d.pop(k, None)
-    return fingerprint(d)
 
 
 class League:
@@ -700,19 +505,6 @@ def _spec_params(spec: Any) -> dict[str, Any]:
     return parse_agent_spec(spec)[1]
 
 
-def _atomic_dir(path: Path, write: Callable[[Path], None]) -> None:
-    """Write a directory under a temporary name, then rename: it exists whole or not at all."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    write(tmp)
-    if path.exists():
-        shutil.rmtree(path)
-    os.replace(tmp, path)
-
-
 def make_improver(agent: Any, base: str, game: Any, params: dict[str, Any]) -> Callable[[int], dict[str, float]]:
     """``improve(budget)`` for a solver member: the agent's own method, or an adapter for ``cfr``
     (more iterations of the same CFR run; the agent then plays the new average policy)."""
@@ -733,38 +525,6 @@ def make_improver(agent: Any, base: str, game: Any, params: dict[str, Any]) -> C
                                                              {"exploitability": nc / game.spec.num_players})
         return improve
     raise ConfigError(f"agent '{base}' cannot be a solver member (it has no improve(budget)); use role: fixed")
-
-
-def save_trainer_state(trainer: Any, path: Path) -> None:
-    """A trainer's own ``state_dict()`` if it has one, else what policy-gradient trainers keep
-    between updates (optimizer states, sampling generator, update count)."""
-    import torch
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if hasattr(trainer, "state_dict"):
-        state = {"state_dict": trainer.state_dict()}
-    else:
-        state = {"optimizers": [o.state_dict() for o in getattr(trainer, "optimizers", [])],
-                 "generator": trainer.generator.get_state() if hasattr(trainer, "generator") else None,
-                 "updates": getattr(trainer, "updates", 0)}
-    torch.save(state, path)
-
-
-def load_trainer_state(trainer: Any, path: Path) -> None:
-    import torch
-
-    if not path.exists():
-        raise ArenaError(f"league checkpoint is missing trainer state {path}; the run directory is damaged")
-    state = torch.load(path, weights_only=False)
-    if "state_dict" in state:
-        trainer.load_state_dict(state["state_dict"])
-        return
-    for opt, s in zip(getattr(trainer, "optimizers", []), state["optimizers"]):
-        opt.load_state_dict(s)
-    if state.get("generator") is not None:
-        trainer.generator.set_state(state["generator"])
-    if hasattr(trainer, "updates"):
-        trainer.updates = state["updates"]
 
 
 def run_league(cfg: LeagueConfig, config_text: str | None = None, quiet: bool = False,
