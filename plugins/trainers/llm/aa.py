@@ -22,7 +22,7 @@ from arena.plugins.trainers.advantage_alignment import KERNELS, aligned_advantag
 from arena.trainer import Trajectory
 
 from .base import LLMTrainer
-from .tokens import clipped_pg_update, learner_decisions
+from .tokens import learner_decisions
 
 AA_DEFAULTS = {"beta": 0.5, "gamma": 0.9, "gamma_aa": 0.9, "kernel": "discounted", "reward_scale": 0.2,
                "epochs": 1, "clip": 0.2, "is_cap": 2.0, "kl": 0.0, "minibatches": 1}
@@ -106,12 +106,7 @@ class LLMAdvantageAlignment(LLMTrainer):
             t = sum(1 for s in steps if s.player == d.player and s.observation.decision == "choice")
             c = credit[(d.traj, d.player)]
             advantages.append(float(c[t]) if t < len(c) else 0.0)
-        stats = clipped_pg_update(self.model, decisions, advantages, epochs=int(self.p["epochs"]),
-                                  clip=float(self.p["clip"]), is_cap=float(self.p["is_cap"]), kl=float(self.p["kl"]),
-                                  ref_model=self.ref, minibatches=int(self.p["minibatches"]),
-                                  seed=int(self.p["seed"]) + self.updates)
-        self.model.sync()
-        self.updates += 1
+        stats = self.policy_gradient_step(decisions, advantages)
         rets = [sum(tr.returns[p] for p in range(2) if tr.seats[p] == self.agent.name) for tr in trajectories]
         return {**{f"aa/{k}": v for k, v in stats.items()}, "aa/return": float(np.mean(rets)) if rets else 0.0}
 

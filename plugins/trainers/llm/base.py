@@ -42,6 +42,19 @@ class LLMTrainer(Trainer):
         self.optimizers = self.model.optimizers
         self.updates = 0
 
+    def policy_gradient_step(self, decisions: Sequence[Any], advantages: Sequence[float]) -> dict[str, float]:
+        """One clipped policy-gradient update on the action tokens with this trainer's knobs,
+        then push the new weights to the inference backend."""
+        from .tokens import clipped_pg_update
+
+        stats = clipped_pg_update(self.model, decisions, advantages, epochs=int(self.p["epochs"]),
+                                  clip=float(self.p["clip"]), is_cap=float(self.p["is_cap"]), kl=float(self.p["kl"]),
+                                  ref_model=self.ref, minibatches=int(self.p["minibatches"]),
+                                  seed=int(self.p["seed"]) + self.updates)
+        self.model.sync()
+        self.updates += 1
+        return stats
+
     def extra_state(self) -> dict[str, Any]:
         return {}
 

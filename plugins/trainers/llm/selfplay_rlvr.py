@@ -24,7 +24,7 @@ from arena.game import Game
 from arena.trainer import Trajectory
 
 from .base import LLMTrainer
-from .tokens import clipped_pg_update, learner_decisions
+from .tokens import learner_decisions
 
 BASELINES = ("rae", "shared", "none")
 
@@ -83,12 +83,7 @@ class SelfPlayRLVR(LLMTrainer):
             adv_of[key] = ret if self.p["baseline"] == "none" else self.baseline.advantage(game, key[1], ret)
         decisions = learner_decisions(trajectories, self.agent)
         advantages = [adv_of[(d.traj, d.player)] for d in decisions]
-        stats = clipped_pg_update(self.model, decisions, advantages, epochs=int(self.p["epochs"]),
-                                  clip=float(self.p["clip"]), is_cap=float(self.p["is_cap"]), kl=float(self.p["kl"]),
-                                  ref_model=self.ref, minibatches=int(self.p["minibatches"]),
-                                  seed=int(self.p["seed"]) + self.updates)
-        self.model.sync()
-        self.updates += 1
+        stats = self.policy_gradient_step(decisions, advantages)
         out = {f"rlvr/{k}": v for k, v in stats.items()}
         for role in range(self.game.spec.num_players):
             r = [v for (t, p), v in rets.items() if p == role]
