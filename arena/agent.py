@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from arena.game import Action, DecisionKind, Game, State
+from arena.game import Action, DecisionKind, State
 from arena.rng import GameRandom
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import defaultdict
 from typing import Any, Sequence
 
 from arena.cli_api import Command
@@ -172,8 +171,9 @@ def _match_args(p: argparse.ArgumentParser) -> None:
 
 
 def _match_run(args: argparse.Namespace) -> int:
+    from arena.atomic import write_json_atomic
     from arena.config import MatchConfig, load_config
-    from arena.loading import load_agent, load_game
+    from arena.loading import dedupe_names, load_agent, load_game
     from arena.match import play_games
 
     config, overrides = args.config, list(args.overrides)
@@ -192,7 +192,7 @@ def _match_run(args: argparse.Namespace) -> int:
     if len(agents) != game.spec.num_players:
         raise ArenaError(f"game '{game.spec.full_name}' has {game.spec.num_players} seats but "
                          f"{len(agents)} agents were given")
-    _dedupe_names(agents)
+    dedupe_names(agents)
     results = play_games(game, agents, num_games=cfg.games, seed=cfg.seed, rotate_seats=cfg.rotate_seats,
                          timeout=cfg.timeout, batch_size=cfg.batch_size)
     summary = summarize(results, [a.name for a in agents])
@@ -200,7 +200,7 @@ def _match_run(args: argparse.Namespace) -> int:
               "results": [{"index": r.index, "seats": r.seats, "returns": r.returns,
                            "forfeit": r.forfeit.__dict__ if r.forfeit else None} for r in results]}
     if cfg.out:
-        write_json_atomic(cfg.out, report)
+        write_json_atomic(cfg.out, report, indent=2, default=str)
     if args.json:
         emit_json(report)
         return 0
@@ -216,32 +216,6 @@ def _match_run(args: argparse.Namespace) -> int:
         if r.forfeit:
             print(f"game {r.index}: {r.forfeit.agent} (seat {r.forfeit.player}) forfeited — {r.forfeit.reason}")
     return 0
-
-
-def write_json_atomic(path: str, data: Any) -> None:
-    """Write via a temp file and rename, so an interrupted run never leaves half a file."""
-    import os
-    import tempfile
-    from pathlib import Path
-
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=2, default=str)
-    os.replace(tmp, target)
-
-
-def _dedupe_names(agents: list) -> None:
-    """Two seats with the same agent spec get distinct names (``random#1``, ``random#2``)."""
-    counts = defaultdict(int)
-    for a in agents:
-        counts[a.name] += 1
-    seen: dict[str, int] = defaultdict(int)
-    for a in agents:
-        if counts[a.name] > 1:
-            seen[a.name] += 1
-            a.name = f"{a.name}#{seen[a.name]}"
 
 
 def summarize(results: list, names: list[str]) -> dict[str, dict[str, Any]]:

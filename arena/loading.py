@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 from typing import Any, Mapping
 
 from arena.agent import Agent
@@ -57,6 +58,17 @@ def load_agent(spec: Any, game: Game, **params: Any) -> Agent:
         raise type(exc)(f"agent '{name}': {exc}") from None
     agent.name = label or (name if not parsed else f"{name}({','.join(f'{k}={v}' for k, v in sorted(parsed.items()))})")
     return agent
+
+
+def dedupe_names(agents: list[Agent]) -> None:
+    """Seats given the same agent spec get distinct names (``random#1``, ``random#2``), so
+    results and ratings can tell them apart."""
+    counts = Counter(a.name for a in agents)
+    seen: Counter[str] = Counter()
+    for a in agents:
+        if counts[a.name] > 1:
+            seen[a.name] += 1
+            a.name = f"{a.name}#{seen[a.name]}"
 
 
 def _check_params(kind: str, name: str, factory: Any, given: Mapping[str, Any],

@@ -159,7 +159,6 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
                 on_result: Callable[[GameResult], None] | None) -> list[GameResult]:
     n = game.spec.num_players
     name = game.spec.full_name
-    slots: list[_Slot] = []
     finished: dict[int, GameResult] = {}
 
     def finish(slot: _Slot) -> None:

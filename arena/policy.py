@@ -7,11 +7,10 @@ loads into an OpenSpiel ``TabularPolicy``.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Mapping
 
+from arena.atomic import write_json_atomic
 from arena.errors import ArenaError
 
 
@@ -33,14 +32,8 @@ class TabularPolicy:
                 "policy": {k: [[int(a), float(p)] for a, p in sorted(v.items())] for k, v in sorted(self.table.items())}}
 
     def save(self, path: str | Path) -> Path:
-        """Atomic write (temp file + rename): a crash never leaves half a policy file."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".policy-", suffix=".json")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(self.to_json(), fh)
-        os.replace(tmp, path)
-        return path
+        """Atomic write: a crash never leaves half a policy file."""
+        return write_json_atomic(path, self.to_json())
 
     @classmethod
     def load(cls, path: str | Path) -> "TabularPolicy":

@@ -389,7 +389,7 @@ def margin_scale(game: Any, outcome: str) -> float | None:
 def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet: bool = False) -> TournamentResult:
     """Play (or resume) the tournament ``cfg`` into its run directory ``cfg.out`` and write the
     leaderboard files. Safe to call again after a crash: finished games are never replayed."""
-    from arena.cli import _dedupe_names
+    from arena.loading import dedupe_names
     from arena.executor import GameTask, check_config, make_executor, remember_agent
     from arena.leaderboard import RANK_KEYS, compute, plot_payoff, plot_ratings, write_files
     from arena.loading import load_agent, load_game
@@ -403,7 +403,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     game = load_game(cfg.game)
     specs = [_plain(a) for a in cfg.agents]
     agents = [load_agent(s, game) for s in specs]
-    _dedupe_names(agents)
+    dedupe_names(agents)
     names = [a.name for a in agents]
     game_name = game.spec.full_name
     for s, a in zip(specs, agents):
@@ -436,7 +436,6 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     with make_executor(cfg.executor) as ex, progress(f"{game_name} {cfg.format.kind}", 0,
                                                        cfg.progress and not quiet) as bar:
         def play(rnd: int, pairings: Round) -> Results:
-            nonlocal played
             planned = planner.plan(rnd, pairings)
             flat = [g for games in planned for g in games]
             have = store.match_ids()

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from arena.agent import Agent, AgentEntry, Observation
-from arena.game import Action, Game
+from arena.game import Action
 from arena.hookspecs import hookimpl
 from arena.tools.terminal import TerminalIO
 

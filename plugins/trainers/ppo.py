@@ -220,7 +220,6 @@ class PPOTrainer(Trainer):
 
     # -- update ----------------------------------------------------------------------------------
     def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
-        torch, cfg = self.torch, self.config
         games = self.segments(trajectories)
         if not games:
             raise ArenaError(f"trainer '{self.name}': no trajectory has a seat played by a learner "

@@ -94,7 +94,7 @@ class HostResult:
 def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None = None,
              on_ready: Callable[[HostServer, Hub], None] | None = None) -> HostResult:
     """Host the series ``cfg``; print join links to ``out``; block until it is over."""
-    from arena.cli import _dedupe_names
+    from arena.loading import dedupe_names
     from arena.loading import load_agent, load_game
     from arena.match import play_games
 
@@ -114,7 +114,7 @@ def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None
     if not humans:
         raise ConfigError("key 'seats': no seat is 'human'; use `arena match` for agents only")
     placeholders = [RemoteHuman(None, p, humans[p]) if a is None else a for p, a in enumerate(seats)]
-    _dedupe_names(placeholders)
+    dedupe_names(placeholders)
     names = [a.name for a in placeholders]
     seed = cfg.seed if cfg.seed is not None else random.randrange(2**31)
     store, planned = _open_store(cfg, spec, names, seed, config_text)
