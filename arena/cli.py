@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any, Sequence
 
-from arena.cli_api import Command
+from arena.cli_api import Command, add_config_arguments
 from arena.errors import ArenaError
 from arena.registry import get_registry
 
@@ -159,8 +159,8 @@ def _describe_run(args: argparse.Namespace) -> int:
 
 # -- match --------------------------------------------------------------------------------------
 def _match_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", nargs="?", help="optional YAML match config (keys: game, agents, games, seed, ...)")
-    p.add_argument("overrides", nargs="*", help="key=value overrides of the config")
+    add_config_arguments(p, "optional YAML match config (keys: game, agents, games, seed, ...)",
+                         "games=200 seed=3", optional=True)
     p.add_argument("--game", help="game name")
     p.add_argument("--agents", nargs="+", help="one agent per seat: name or name:key=value,...")
     p.add_argument("--games", type=int, help="number of games (default 100)")
@@ -172,13 +172,12 @@ def _match_args(p: argparse.ArgumentParser) -> None:
 
 def _match_run(args: argparse.Namespace) -> int:
     from arena.atomic import write_json_atomic
+    from arena.cli_api import config_and_overrides
     from arena.config import MatchConfig, load_config
     from arena.loading import dedupe_names, load_agent, load_game
     from arena.match import play_games
 
-    config, overrides = args.config, list(args.overrides)
-    if config and "=" in config:
-        config, overrides = None, [config] + overrides
+    config, overrides = config_and_overrides(args.config, args.overrides, optional=True)
     base: dict[str, Any] = {}
     for key, val in (("game", args.game), ("agents", args.agents), ("games", args.games),
                      ("seed", args.seed), ("timeout", args.timeout)):

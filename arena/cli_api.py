@@ -1,9 +1,13 @@
-"""What plugins implement to add CLI sub-commands and benchmarks."""
+"""What plugins implement to add CLI sub-commands and benchmarks, and the argument handling
+config-driven commands share. Kept free of heavy imports: every plugin module loads it."""
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from typing import Callable
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from arena.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -24,3 +28,20 @@ class Benchmark:
     help: str
     run: Callable[[argparse.Namespace], dict]
     add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+
+
+def add_config_arguments(parser: Any, help: str, example: str, optional: bool = False) -> None:
+    """The ``CONFIG [key=value ...]`` arguments every config-driven command takes."""
+    parser.add_argument("config", nargs="?" if optional else None, help=help)
+    parser.add_argument("overrides", nargs="*", help=f"key=value overrides, e.g. {example}")
+
+
+def config_and_overrides(config: str | None, overrides: Sequence[str],
+                         optional: bool = False) -> tuple[str | None, list[str]]:
+    """Split the positional arguments: a first argument that looks like ``key=value`` (and is
+    no file) is an override when the config file is optional, and an error otherwise."""
+    if config and "=" in config and not Path(config).exists():
+        if not optional:
+            raise ConfigError(f"the first argument must be a YAML config file, got override '{config}'")
+        return None, [config, *overrides]
+    return config, list(overrides)

@@ -5,26 +5,23 @@ import argparse
 import json
 from pathlib import Path
 
-from arena.cli_api import Command
+from arena.cli_api import Command, add_config_arguments
 from arena.errors import ArenaError
 from arena.hookspecs import hookimpl
 
 
 def _tournament_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", help="tournament YAML (see configs/tournament/)")
-    p.add_argument("overrides", nargs="*", help="key=value overrides, e.g. out=runs/x format.games=20")
+    add_config_arguments(p, "tournament YAML (see configs/tournament/)", "out=runs/x format.games=20")
     p.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
 
 def _tournament_run(args: argparse.Namespace) -> int:
+    from arena.cli_api import config_and_overrides
     from arena.config import load_config, to_yaml
     from arena.tournament import TournamentConfig, run_tournament
 
-    config, overrides = args.config, list(args.overrides)
-    if "=" in config and not Path(config).exists():
-        raise ArenaError(f"the first argument must be a config file, got override '{config}'")
-    cfg = load_config(TournamentConfig, config, overrides)
+    cfg = load_config(TournamentConfig, *config_and_overrides(args.config, args.overrides))
     result = run_tournament(cfg, config_text=to_yaml(cfg), quiet=args.quiet or args.json)
     if args.json:
         from arena.cli import emit_json

@@ -3,27 +3,23 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from arena.cli_api import Command
-from arena.errors import ArenaError
+from arena.cli_api import Command, add_config_arguments
 from arena.hookspecs import hookimpl
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", help="league YAML (see configs/league/, configs/quickstart.yaml)")
-    p.add_argument("overrides", nargs="*", help="key=value overrides, e.g. out=runs/x steps=40")
+    add_config_arguments(p, "league YAML (see configs/league/, configs/quickstart.yaml)", "out=runs/x steps=40")
     p.add_argument("--json", action="store_true", help="print the final leaderboard as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
 
 def _run(args: argparse.Namespace) -> int:
+    from arena.cli_api import config_and_overrides
     from arena.config import load_config, to_yaml
     from arena.league import LeagueConfig, run_league
 
-    if "=" in args.config and not Path(args.config).exists():
-        raise ArenaError(f"the first argument must be a league config file, got override '{args.config}'")
-    cfg = load_config(LeagueConfig, args.config, list(args.overrides))
+    cfg = load_config(LeagueConfig, *config_and_overrides(args.config, args.overrides))
     quiet = args.quiet or args.json
     say = (lambda s: None) if quiet else (lambda s: print(s, file=sys.stderr))
     result = run_league(cfg, config_text=to_yaml(cfg), quiet=quiet, log=say)

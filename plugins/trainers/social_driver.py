@@ -22,6 +22,7 @@ from typing import Any
 from omegaconf import MISSING
 
 from arena.cli_api import Command
+from arena.cli_api import add_config_arguments, config_and_overrides
 from arena.config import load_config, to_yaml
 from arena.errors import ArenaError
 from arena.hookspecs import hookimpl
@@ -125,15 +126,12 @@ def train(cfg: TrainConfig, log=None) -> dict[str, Any]:
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", help="YAML training config (keys: game, trainer, params, agent, learners, ...)")
-    p.add_argument("overrides", nargs="*", help="key=value overrides, e.g. seed=3 params.beta=2")
+    add_config_arguments(p, "YAML training config (keys: game, trainer, params, agent, learners, ...)",
+                         "seed=3 params.beta=2")
 
 
 def _run(args: argparse.Namespace) -> int:
-    overrides = list(args.overrides)
-    if "=" in args.config:
-        raise ArenaError(f"the first argument must be a YAML config file, got override {args.config!r}")
-    cfg = load_config(TrainConfig, args.config, overrides=overrides)
+    cfg = load_config(TrainConfig, *config_and_overrides(args.config, args.overrides))
     final = train(cfg)
     print(f"wrote {cfg.out}/results.json, metrics.csv, curves.png and checkpoints/ "
           f"({final['seconds']}s)", file=sys.stderr)

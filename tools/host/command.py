@@ -5,9 +5,8 @@ import argparse
 import json
 import logging
 import sys
-from pathlib import Path
 
-from arena.cli_api import Command
+from arena.cli_api import Command, add_config_arguments
 from arena.hookspecs import hookimpl
 
 FLAGS = (("game", "game"), ("seats", "seats"), ("games", "games"), ("seed", "seed"), ("bind", "bind"),
@@ -15,8 +14,7 @@ FLAGS = (("game", "game"), ("seats", "seats"), ("games", "games"), ("seed", "see
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", nargs="?", help="YAML host config (see configs/host/)")
-    p.add_argument("overrides", nargs="*", help="key=value overrides, e.g. games=3 move_time=30")
+    add_config_arguments(p, "YAML host config (see configs/host/)", "games=3 move_time=30", optional=True)
     p.add_argument("--game", help="game name, e.g. kuhn_poker or 'werewolf(talk=text)'")
     p.add_argument("--seats", nargs="+", help="one spec per seat: 'human' (or human:name=alice) or an agent spec")
     p.add_argument("--games", type=int, help="games in the series (default 1)")
@@ -32,12 +30,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from arena.cli_api import config_and_overrides
     from arena.config import load_config, to_yaml
     from arena.tools.host.session import HostConfig, run_host
 
-    config, overrides = args.config, list(args.overrides)
-    if config and "=" in config and not Path(config).exists():
-        config, overrides = None, [config] + overrides
+    config, overrides = config_and_overrides(args.config, args.overrides, optional=True)
     for key, attr in FLAGS:
         val = getattr(args, attr)
         if val is not None:

@@ -22,8 +22,8 @@ from typing import Any
 from omegaconf import MISSING
 
 from arena.cli_api import Command
+from arena.cli_api import add_config_arguments, config_and_overrides
 from arena.config import load_config, to_yaml
-from arena.errors import ArenaError
 from arena.hookspecs import hookimpl
 
 
@@ -155,14 +155,12 @@ def plot(path: Path, rows: list[dict[str, Any]], title: str) -> None:
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", help="YAML config (keys: game, model, agent, trainer, params, iterations, ...)")
-    p.add_argument("overrides", nargs="*", help="key=value overrides, e.g. seed=1 params.baseline=shared")
+    add_config_arguments(p, "YAML config (keys: game, model, agent, trainer, params, iterations, ...)",
+                         "seed=1 params.baseline=shared")
 
 
 def _run(args: argparse.Namespace) -> int:
-    if "=" in args.config:
-        raise ArenaError(f"the first argument must be a YAML config file, got override {args.config!r}")
-    cfg = load_config(LLMTrainConfig, args.config, overrides=list(args.overrides))
+    cfg = load_config(LLMTrainConfig, *config_and_overrides(args.config, args.overrides))
     final = train(cfg)
     print(f"wrote {cfg.out}/results.json, metrics.csv, curves.png and checkpoint/ ({final['seconds']}s)",
           file=sys.stderr)
