@@ -39,11 +39,8 @@ from typing import Any, Callable
 import numpy as np
 
 from arena.errors import ArenaError, ConfigError
-# Config, matchmaking and persistence live in their own modules; they are re-exported here so
-# ``from arena.league import X`` keeps working for every name that used to be defined in this module.
 from arena.league_checkpoint import _atomic_dir, load_trainer_state, save_trainer_state
-from arena.league_config import (LOAD_PARAM, MATCHMAKING, ROLES, WEIGHTINGS, EvaluationConfig, LeagueConfig,
-                                 MemberConfig, TrainerSpec, _plain, fingerprint_of, validate)
+from arena.league_config import LOAD_PARAM, LeagueConfig, MemberConfig, _plain, fingerprint_of, validate
 from arena.matchmaking import PayoffTable, newcomer_round, opponent_labels, pfsp_weights
 
 
@@ -536,4 +533,4 @@ def run_league(cfg: LeagueConfig, config_text: str | None = None, quiet: bool = 
         league.close()
 
 
-__all__ = ["LeagueConfig", "MemberConfig", "League", "run_league", "pfsp_weights", "PayoffTable", "validate"]
+__all__ = ["LeagueConfig", "MemberConfig", "League", "run_league", "validate"]
