@@ -74,6 +74,48 @@ def test_aa_credit_matches_the_formula():
             assert np.allclose(credit[(t, p)], aligned_advantages(own[t], other, 2.0, 0.5))
 
 
+def test_aa_whitening_scales_mixed_batches_but_never_amplifies_a_near_uniform_one():
+    from arena.plugins.trainers.llm.aa import LLMAdvantageAlignment
+
+    game = load_game("ipd(horizon=1)")
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "temperature": 16}, game)
+    agent.name = "me"
+
+    def credit(rewards, whiten):
+        tr = LLMAdvantageAlignment(game, [agent], beta=0.0, reward_scale=1.0, whiten=whiten)
+        trajs = [Trajectory(i, 0, ["me", "me"], [_step(0, "choice", r), _step(1, "choice", -r)], [r, -r])
+                 for i, r in enumerate(rewards)]
+        return np.array([tr.credits(trajs)[(t, 0)][0] for t in range(len(rewards))])
+
+    mixed = [0.0, 4.0, -4.0, 8.0]  # leave-one-out advantages with std > 1: rescaled to std 1
+    assert np.std(credit(mixed, False)) > 1 and np.isclose(np.std(np.r_[credit(mixed, True)]), 1.0, atol=0.05)
+    calm = [0.0, 0.0, 0.0, 0.01]  # nearly every game alike: the one deviation stays small
+    raw, white = credit(calm, False), credit(calm, True)
+    assert np.abs(white).max() <= np.abs(raw).max() + 1e-12 and np.abs(white).max() < 0.02
+
+
+def test_entropy_bonus_moves_a_scored_policy_toward_uniform():
+    from arena.plugins.trainers.llm.model import attach
+    from arena.plugins.trainers.llm.tokens import clipped_pg_update, learner_decisions
+
+    game = load_game("kuhn_poker")
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir(1)), "temperature": 4}, game)
+    agent.name = "me"
+    trajs = [r.trajectory for r in play_games(game, [agent, agent], num_games=16, seed=3, record=True)]
+    decisions = learner_decisions(trajs, agent)
+
+    def entropy(trainable):
+        from arena.plugins.trainers.llm.tokens import action_logprobs
+
+        _, dists = action_logprobs(trainable, decisions, grad=False)
+        return float(np.mean([-(d.exp() * d).sum() for d in dists]))
+
+    trainable = attach(agent, lr=1e-3)
+    before = entropy(trainable)
+    stats = clipped_pg_update(trainable, decisions, [1e-9] * len(decisions), epochs=3, entropy=1.0)
+    assert stats["entropy"] > 0 and entropy(trainable) > before + 0.01, (before, entropy(trainable))
+
+
 def test_exact_kuhn_values_match_the_note_and_the_tree():
     game = load_game("kuhn_poker")
     ev, score = head_to_head(game, [uniform_policy, uniform_policy])
@@ -134,3 +176,19 @@ def test_playouts_estimate_q_values():
     s.apply_action(0)  # player 1: Jack
     v = playout_values(game, [(s, 1, 0)] * 400, rnd, seed=0)
     assert set(np.unique(v)) <= {1.0, 2.0} and 1.35 < v.mean() < 1.65
+
+
+def test_warmup_corpus_is_the_agents_own_prompts_under_uniform_play():
+    from arena.plugins.trainers.llm.pretrain import random_play_corpus
+
+    game = load_game("ipd(horizon=3,text=brief)")
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "templates": "configs/llm/ipd_templates.yaml"},
+                       game)
+    texts = random_play_corpus(game, agent, games=40, seed=0)
+    assert len(texts) == 40 * 3 * 2  # every decision of both seats
+    assert all("Iterated prisoner's dilemma" in t and "Your move:" in t for t in texts)
+    endings = {lbl: agent.prompts.continuation(lbl) for lbl in ("cooperate", "defect")}
+    assert all(t.endswith(endings["cooperate"]) != t.endswith(endings["defect"]) for t in texts)
+    share = np.mean([t.endswith(endings["cooperate"]) for t in texts])
+    assert 0.4 < share < 0.6  # uniform random actions: no strategy in the corpus
+    assert sum("last move: defect" in t for t in texts) > 0 and sum("First round." in t for t in texts) == 80

@@ -29,6 +29,22 @@ def test_ipd_payoffs_and_observation_states():
     assert "cooperate" in text and "Totals: you -6" in text
 
 
+def test_ipd_brief_text_states_only_the_co_players_moves():
+    game = arena.load_game("ipd(horizon=3,text=brief,memory=2)")
+    assert game.spec.full_name == "ipd(horizon=3,memory=2,text=brief)"
+    s = game.new_initial_state()
+    assert s.observation_text(0) == "First round."
+    s.apply_actions([C, D])
+    assert s.observation_text(0) == "The other player's last move: defect."
+    assert s.observation_text(1) == "The other player's last move: cooperate."
+    s.apply_actions([D, C])
+    assert s.observation_text(0) == "The other player's last 2 moves, oldest first: defect, cooperate."
+    s.apply_actions([C, C])
+    assert s.observation_text(0) == "Game over."
+    with pytest.raises(ArenaError, match="text must be 'full' or 'brief'"):
+        arena.load_game("ipd(text=short)")
+
+
 def test_presets_and_payoff_parameter():
     sh = arena.load_game("stag_hunt")
     s = sh.new_initial_state()

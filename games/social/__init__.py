@@ -15,7 +15,7 @@ __all__ = ["CoinGame", "IteratedMatrixGame", "PublicGoodsGame", "TrustSplitGame"
 
 @hookimpl
 def arena_games() -> list[GameEntry]:
-    window = {"horizon": 16, "discount": 1.0, "memory": 1}
+    window = {"horizon": 16, "discount": 1.0, "memory": 1, "text": "full"}
     return [
         GameEntry("ipd", ipd, "iterated prisoner's dilemma, payoff matrix [R,S,T,P] as a parameter",
                   {"payoffs": "[-1,-3,0,-2]", "preset": "prisoners_dilemma", **window}),

@@ -7,6 +7,13 @@ The default is the LOLA-lineage IPD (R, S, T, P) = (-1, -3, 0, -2).
 Observation tensor: the last ``memory`` joint moves from the observer's side, each a one-hot
 over (start, CC, CD, DC, DD) with the observer's own move first — shape ``(memory, 5)``; a
 memory-1 policy therefore has exactly the five LOLA states.
+
+Text observation (``text``): ``full`` states the round, the payoff matrix, the last joint move
+and the running totals; ``brief`` states only the co-player's last ``memory`` moves, as in the
+text IPD of the LLM Advantage Alignment paper. ``brief`` is for small language models trained
+from scratch: in the full text the history is a few dozen characters among ~480, and in a
+"you X, other Y" rendering the histories CD and DC are the same bag of characters; a randomly
+initialised model's policy gradient then moves every history alike (docs/llm_training.md).
 """
 from __future__ import annotations
 
@@ -67,6 +74,8 @@ class MatrixState(RoundState):
         return self.game.labels[action]
 
     def observation_text(self, player: int) -> str:
+        if self.game.text == "brief":
+            return self.brief_text(player)
         g, lab = self.game, self.game.labels
         R, S, T, P = g.payoffs
         lines = [f"{g.title.capitalize()}, round {min(self.round + 1, g.horizon)} of at most {g.horizon}. "
@@ -83,6 +92,17 @@ class MatrixState(RoundState):
             lines.append(f"Legal: {lab[0]}, {lab[1]}.")
         return " ".join(lines)
 
+    def brief_text(self, player: int) -> str:
+        lab = self.game.labels
+        if self.is_terminal():
+            return "Game over."
+        if not self.history:
+            return "First round."
+        moves = [lab[j[1 - player]] for j in self.history[-self.game.memory:]]
+        if len(moves) == 1:
+            return f"The other player's last move: {moves[0]}."
+        return f"The other player's last {len(moves)} moves, oldest first: {', '.join(moves)}."
+
     def outcome_info(self) -> dict[str, Any]:
         h = np.asarray(self.history, dtype=float).reshape(-1, 2)
         coop = (1.0 - h.mean(axis=0)).tolist() if len(h) else [0.0, 0.0]
@@ -93,7 +113,7 @@ class IteratedMatrixGame(RoundGame):
     state_class = MatrixState
 
     def __init__(self, preset: str = "prisoners_dilemma", payoffs: Any = None, horizon: int = 16,
-                 discount: float = 1.0, memory: int = 1, arena_name: str = "ipd") -> None:
+                 discount: float = 1.0, memory: int = 1, arena_name: str = "ipd", text: str = "full") -> None:
         if preset not in PRESETS:
             raise ArenaError(f"game '{arena_name}': unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
         base = PRESETS[preset]
@@ -105,8 +125,11 @@ class IteratedMatrixGame(RoundGame):
         if not isinstance(memory, int) or memory < 1:
             raise ArenaError(f"game '{arena_name}': memory must be a positive integer, got {memory!r}")
         self.memory = memory
-        defaults = {"horizon": 16, "discount": 1.0, "memory": 1}
-        params = {k: v for k, v in {"horizon": horizon, "discount": discount, "memory": memory}.items()
+        if text not in ("full", "brief"):
+            raise ArenaError(f"game '{arena_name}': text must be 'full' or 'brief', got {text!r}")
+        self.text = text
+        defaults = {"horizon": 16, "discount": 1.0, "memory": 1, "text": "full"}
+        params = {k: v for k, v in {"horizon": horizon, "discount": discount, "memory": memory, "text": text}.items()
                   if v != defaults[k]}
         if arena_name == "ipd" and preset != "prisoners_dilemma":
             params["preset"] = preset
@@ -132,13 +155,15 @@ class IteratedMatrixGame(RoundGame):
 
 
 def ipd(payoffs: Any = None, horizon: int = 16, discount: float = 1.0, memory: int = 1,
-        preset: str = "prisoners_dilemma") -> IteratedMatrixGame:
-    return IteratedMatrixGame(preset, payoffs, horizon, discount, memory, "ipd")
+        preset: str = "prisoners_dilemma", text: str = "full") -> IteratedMatrixGame:
+    return IteratedMatrixGame(preset, payoffs, horizon, discount, memory, "ipd", text)
 
 
-def stag_hunt(horizon: int = 16, discount: float = 1.0, memory: int = 1, payoffs: Any = None) -> IteratedMatrixGame:
-    return IteratedMatrixGame("stag_hunt", payoffs, horizon, discount, memory, "stag_hunt")
+def stag_hunt(horizon: int = 16, discount: float = 1.0, memory: int = 1, payoffs: Any = None,
+              text: str = "full") -> IteratedMatrixGame:
+    return IteratedMatrixGame("stag_hunt", payoffs, horizon, discount, memory, "stag_hunt", text)
 
 
-def chicken(horizon: int = 16, discount: float = 1.0, memory: int = 1, payoffs: Any = None) -> IteratedMatrixGame:
-    return IteratedMatrixGame("chicken", payoffs, horizon, discount, memory, "chicken")
+def chicken(horizon: int = 16, discount: float = 1.0, memory: int = 1, payoffs: Any = None,
+            text: str = "full") -> IteratedMatrixGame:
+    return IteratedMatrixGame("chicken", payoffs, horizon, discount, memory, "chicken", text)

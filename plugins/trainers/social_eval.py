@@ -65,7 +65,7 @@ def ipd_probe(game: Game, agent: Agent) -> dict[str, float] | None:
             joint = divmod(k - 1, 2)
             for _ in range(game.memory):
                 state.apply_actions(list(joint))
-        out[f"P(C|{label})"] = float(agent.policy(Observation(state, 0, np.random.default_rng(0)))[0])
+        out[f"P(C|{label})"] = float(agent.policy(Observation(state, 0, np.random.default_rng(0), game.spec.full_name))[0])
     return out
 
 

@@ -4,8 +4,13 @@ Per game and seat, rewards are grouped into time steps (a run of free-text turns
 choice: Trust-and-Split's talk plus its split is one step; in the IPD every move is one), scaled
 by ``reward_scale``, and turned into discounted returns-to-go G_t. The advantage is group
 relative with no critic: ``A_t = G_t - mean of G_t over the other games of the batch`` (leave
-one out, per seat and time index). The AA credit uses the co-player's advantage on the same
-game: ``A*_t = A_t + beta * gamma_aa * (sum_{k<t} gamma_aa^(t-k) A_k) * A^other_t`` (the
+one out, per seat and time index); ``whiten`` centres every A of the batch and divides it by
+``max(std, 1)``: unit scale while play is mixed, so that ``beta`` means the same whatever the
+payoffs, but never an amplification once nearly every game is the same (dividing by a tiny std
+blew one deviation in a cooperative batch up to unit scale and knocked a learned tit-for-tat
+back to defection in one update; docs/llm_training.md). The
+AA credit uses the co-player's advantage on the same game:
+``A*_t = A_t + beta * gamma_aa * (sum_{k<t} gamma_aa^(t-k) A_k) * A^other_t`` (the
 ``discounted`` kernel of :mod:`arena.plugins.trainers.advantage_alignment`), broadcast to every
 decision of the step and trained with :func:`tokens.clipped_pg_update`. ``beta: 0`` is the
 naive REINFORCE learner with the same baseline (the comparison of the acceptance).
@@ -21,11 +26,11 @@ from arena.game import Game
 from arena.plugins.trainers.advantage_alignment import KERNELS, aligned_advantages
 from arena.trainer import Trajectory
 
-from .base import LLMTrainer
+from .base import PG_DEFAULTS, LLMTrainer
 from .tokens import learner_decisions
 
-AA_DEFAULTS = {"beta": 0.5, "gamma": 0.9, "gamma_aa": 0.9, "kernel": "discounted", "reward_scale": 0.2,
-               "epochs": 1, "clip": 0.2, "is_cap": 2.0, "kl": 0.0, "minibatches": 1}
+AA_DEFAULTS = {**PG_DEFAULTS, "beta": 0.5, "gamma": 0.9, "gamma_aa": 0.9, "kernel": "discounted",
+               "reward_scale": 0.2, "whiten": False}
 
 
 def time_steps(traj: Trajectory, player: int) -> tuple[list[int], list[float]]:
@@ -74,7 +79,6 @@ class LLMAdvantageAlignment(LLMTrainer):
             raise ArenaError(f"trainer 'llm_advantage_alignment': kernel must be one of {', '.join(KERNELS)}")
         if game.spec.num_players != 2:
             raise ArenaError("trainer 'llm_advantage_alignment' needs a two-player game")
-        self.ref = self.model.frozen_copy() if float(self.p["kl"]) > 0 else None
 
     def credits(self, trajectories: Sequence[Trajectory]) -> dict[tuple[int, int], np.ndarray]:
         """A*_t per (trajectory, learner seat)."""
@@ -85,6 +89,10 @@ class LLMAdvantageAlignment(LLMTrainer):
             rets = [returns_to_go(np.array(time_steps(trajectories[t], p)[1]) * scale, gamma) for t in keys]
             for t, a in zip(keys, leave_one_out(rets)):
                 adv[(t, p)] = a
+        if self.p["whiten"] and adv:
+            flat = np.concatenate(list(adv.values()))
+            mu, sd = flat.mean(), max(float(flat.std()), 1.0)
+            adv = {k: (a - mu) / sd for k, a in adv.items()}
         out = {}
         for (t, p), own in adv.items():
             if trajectories[t].seats[p] != self.agent.name:

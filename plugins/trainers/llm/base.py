@@ -12,6 +12,8 @@ from arena.trainer import Trainer
 from .model import attach
 
 COMMON = {"lr": 1e-3, "lora": None, "max_grad_norm": 1.0, "seed": 0, "torch_threads": 0}
+PG_DEFAULTS = {"epochs": 1, "clip": 0.2, "is_cap": 2.0, "kl": 0.0, "entropy": 0.0, "minibatches": 1}
+"""Knobs of :meth:`LLMTrainer.policy_gradient_step` (trainers that use it merge these into ``defaults``)."""
 
 
 class LLMTrainer(Trainer):
@@ -40,6 +42,7 @@ class LLMTrainer(Trainer):
         self.model = attach(self.agent, lr=float(self.p["lr"]), lora=self.p["lora"],
                             max_grad_norm=float(self.p["max_grad_norm"]))
         self.optimizers = self.model.optimizers
+        self.ref = self.model.frozen_copy() if float(self.p.get("kl", 0.0)) > 0 else None
         self.updates = 0
 
     def policy_gradient_step(self, decisions: Sequence[Any], advantages: Sequence[float]) -> dict[str, float]:
@@ -50,7 +53,8 @@ class LLMTrainer(Trainer):
         stats = clipped_pg_update(self.model, decisions, advantages, epochs=int(self.p["epochs"]),
                                   clip=float(self.p["clip"]), is_cap=float(self.p["is_cap"]), kl=float(self.p["kl"]),
                                   ref_model=self.ref, minibatches=int(self.p["minibatches"]),
-                                  seed=int(self.p["seed"]) + self.updates)
+                                  seed=int(self.p["seed"]) + self.updates,
+                                  entropy=float(self.p["entropy"]))
         self.model.sync()
         self.updates += 1
         return stats

@@ -24,6 +24,7 @@ from omegaconf import MISSING
 from arena.cli_api import Command
 from arena.cli_api import add_config_arguments, config_and_overrides
 from arena.config import load_config, to_yaml
+from arena.errors import ArenaError
 from arena.hookspecs import hookimpl
 
 
@@ -32,6 +33,10 @@ class ModelConfig:
     dir: str = MISSING
     seed: int = 0
     """Seed of the tiny model built into ``dir`` when it is missing."""
+    pretrain_steps: int = 0
+    """When > 0, the tiny model is warmed up on random play of the game before training
+    (:mod:`.pretrain`); ``dir`` then holds the warmed-up model."""
+    pretrain_games: int = 200
 
 
 @dataclass
@@ -53,12 +58,45 @@ class LLMTrainConfig:
     quiet: bool = False
 
 
-def ensure_model(cfg: ModelConfig) -> Path:
-    path = Path(cfg.dir)
-    if not (path / "config.json").exists():
-        from arena.tools.tiny_model import build_tiny_model
+PRETRAIN_MARKER = "arena_pretrain.json"
 
-        build_tiny_model(path, seed=cfg.seed)
+
+def ensure_model(cfg: LLMTrainConfig) -> Path:
+    """``model.dir``, built (and warmed up) here when it does not exist. The build goes to a
+    side directory first, so an interrupted warm-up never leaves a half-made model behind."""
+    import json
+    import os
+    import shutil
+
+    m = cfg.model
+    path = Path(m.dir)
+    prompt_keys = {k: v for k, v in dict(cfg.agent).items() if k in ("templates", "instruction", "chat")}
+    wanted = {"game": cfg.game, "games": m.pretrain_games, "steps": m.pretrain_steps, "seed": m.seed,
+              "prompt": prompt_keys} if m.pretrain_steps > 0 else None
+    if (path / "config.json").exists():
+        marker = path / PRETRAIN_MARKER
+        found = json.loads(marker.read_text())["warmup"] if marker.exists() else None
+        if found != wanted:
+            raise ArenaError(f"model.dir {path} exists with warm-up {found} but the config asks for {wanted}; "
+                             "remove it or choose another model.dir")
+        return path
+    from arena.tools.tiny_model import build_tiny_model
+
+    tmp = path.with_name(path.name + ".building")
+    shutil.rmtree(tmp, ignore_errors=True)
+    build_tiny_model(tmp, seed=m.seed)
+    if wanted:
+        from arena.loading import load_agent, load_game
+
+        from .pretrain import pretrain
+
+        game = load_game(cfg.game)
+        agent = load_agent({"name": "llm", **dict(cfg.agent), "model": str(tmp)}, game)
+        trainable, losses = pretrain(agent, game, games=m.pretrain_games, steps=m.pretrain_steps, seed=m.seed)
+        trainable.save(tmp)
+        (tmp / PRETRAIN_MARKER).write_text(json.dumps({"warmup": wanted, "loss_per_token": [losses[0], losses[-1]]},
+                                                      indent=2))
+    os.replace(tmp, path)
     return path
 
 
@@ -67,7 +105,7 @@ def build(cfg: LLMTrainConfig):
     from arena.registry import get_registry
 
     game = load_game(cfg.game)
-    path = ensure_model(cfg.model)
+    path = ensure_model(cfg)
     spec = {"name": "llm", **dict(cfg.agent), "model": str(path)}
     learner = load_agent(spec, game)
     learner.name = "learner"

@@ -23,7 +23,7 @@ from arena.errors import ArenaError
 from arena.game import Game
 from arena.trainer import Trajectory
 
-from .base import LLMTrainer
+from .base import PG_DEFAULTS, LLMTrainer
 from .tokens import learner_decisions
 
 BASELINES = ("rae", "shared", "none")
@@ -49,8 +49,7 @@ class RoleBaseline:
 
 class SelfPlayRLVR(LLMTrainer):
     name = "selfplay_rlvr"
-    defaults = {"baseline": "rae", "alpha": 0.95, "epochs": 2, "clip": 0.2, "kl": 0.0, "is_cap": 2.0,
-                "invalid_penalty": -1.5, "minibatches": 1}
+    defaults = {**PG_DEFAULTS, "baseline": "rae", "alpha": 0.95, "epochs": 2, "invalid_penalty": -1.5}
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
         super().__init__(game, learners, **params)
@@ -60,7 +59,6 @@ class SelfPlayRLVR(LLMTrainer):
         if game.spec.num_players != 2:
             raise ArenaError("trainer 'selfplay_rlvr' needs a two-player zero-sum game")
         self.baseline = RoleBaseline(float(self.p["alpha"]), per_role=self.p["baseline"] == "rae")
-        self.ref = self.model.frozen_copy() if float(self.p["kl"]) > 0 else None
 
     def returns(self, trajectories: Sequence[Trajectory]) -> dict[tuple[int, int], float]:
         """Shaped return per (trajectory, seat of the learner): outcome + invalid penalties."""

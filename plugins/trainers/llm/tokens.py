@@ -10,8 +10,11 @@ ids and the token ids of the response(s). Its log-probability under the trainer'
 The update is the clipped surrogate of PPO/GRPO with one ratio per decision
 (``exp(logp - logp_old)``; logp_old recomputed by the trainer before the first epoch), a
 truncated importance weight ``min(exp(logp_old - logp_behaviour), cap)`` when the sampler's
-numbers (e.g. vLLM) differ from the trainer's, and an optional KL to a frozen reference (exact
-over the labels in scored mode, the k3 estimator on the completion otherwise).
+numbers (e.g. vLLM) differ from the trainer's, an optional KL to a frozen reference (exact
+over the labels in scored mode, the k3 estimator on the completion otherwise) and an optional
+entropy bonus, exact over the labels of scored decisions: it keeps a scored policy from
+saturating (at T = 16 a few updates can push one label's probability to 0.999, after which it
+gets no gradient back).
 """
 from __future__ import annotations
 
@@ -110,7 +113,8 @@ def kl_to_reference(trainable: Any, decisions: Sequence[Decision], logp: Any, di
 
 def clipped_pg_update(trainable: Any, decisions: Sequence[Decision], advantages: Sequence[float], *,
                       epochs: int = 1, clip: float = 0.2, is_cap: float = 2.0, kl: float = 0.0,
-                      ref_model: Any = None, minibatches: int = 1, seed: int = 0) -> dict[str, float]:
+                      ref_model: Any = None, minibatches: int = 1, seed: int = 0,
+                      entropy: float = 0.0) -> dict[str, float]:
     """The shared update (module docstring). Decisions with zero advantage are dropped
     (they carry no gradient), as SPIRAL's ``filter_zero_adv`` does."""
     import numpy as np
@@ -118,7 +122,7 @@ def clipped_pg_update(trainable: Any, decisions: Sequence[Decision], advantages:
 
     keep = [i for i, a in enumerate(advantages) if a != 0.0]
     if not keep:
-        return {"loss": 0.0, "decisions": 0.0, "clip_frac": 0.0, "grad_norm": 0.0, "kl": 0.0}
+        return {"loss": 0.0, "decisions": 0.0, "clip_frac": 0.0, "grad_norm": 0.0, "kl": 0.0, "entropy": 0.0}
     decs = [decisions[i] for i in keep]
     adv = torch.tensor([float(advantages[i]) for i in keep], dtype=torch.float32)
     with torch.no_grad():
@@ -127,7 +131,7 @@ def clipped_pg_update(trainable: Any, decisions: Sequence[Decision], advantages:
                               for i, d in enumerate(decs)], dtype=torch.float32)
     tis = torch.clamp(torch.exp(old - behaviour), max=is_cap)
     rng = np.random.default_rng(seed)
-    stats = {"loss": 0.0, "clip_frac": 0.0, "grad_norm": 0.0, "kl": 0.0}
+    stats = {"loss": 0.0, "clip_frac": 0.0, "grad_norm": 0.0, "kl": 0.0, "entropy": 0.0}
     n_steps = 0
     for _ in range(max(1, epochs)):
         order = rng.permutation(len(decs))
@@ -143,6 +147,11 @@ def clipped_pg_update(trainable: Any, decisions: Sequence[Decision], advantages:
                 k = kl_to_reference(trainable, sub, logp, dists, ref_model)
                 loss = loss + kl * k
                 stats["kl"] += float(k.detach())
+            label_dists = [q for q in dists if q is not None]
+            if label_dists:
+                ent = torch.stack([-(q.exp() * q).sum() for q in label_dists]).mean()
+                loss = loss - entropy * ent
+                stats["entropy"] += float(ent.detach())
             stats["grad_norm"] += trainable.step(loss)
             stats["loss"] += float(loss.detach())
             stats["clip_frac"] += float(((ratio - 1).abs() > clip).float().mean())
