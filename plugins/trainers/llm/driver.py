@@ -180,9 +180,13 @@ def plot(path: Path, rows: list[dict[str, Any]], title: str) -> None:
 
     keys = [k for k in rows[0] if k not in ("iteration", "seconds") and not k.startswith("train/")
             and isinstance(rows[0][k], float)]
-    fig, axes = plt.subplots(1, len(keys), figsize=(4 * len(keys), 3.2), squeeze=False)
+    cols = min(5, len(keys))
+    nrows = -(-len(keys) // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.6 * cols, 2.8 * nrows), squeeze=False)
+    for ax in axes.flat[len(keys):]:
+        ax.axis("off")
     its = [r["iteration"] for r in rows]
-    for ax, k in zip(axes[0], keys):
+    for ax, k in zip(axes.flat, keys):
         ax.plot(its, [r.get(k, float("nan")) for r in rows], marker="o")
         ax.set_title(k, fontsize=9)
         ax.set_xlabel("iteration")
