@@ -18,8 +18,6 @@ import numpy as np
 
 from arena.game import Game
 
-PRETRAIN_DEFAULTS = {"games": 200, "steps": 200, "lr": 1e-3, "batch": 32, "seed": 0}
-
 
 def random_play_corpus(game: Game, agent: Any, games: int, seed: int) -> list[str]:
     """Each decision of ``games`` uniformly random games as the text ``agent`` reads and answers:
