@@ -54,6 +54,8 @@ def match_stats(game: Game, agents: Sequence[Agent], games: int, seed: int) -> d
 
 def ipd_probe(game: Game, agent: Agent) -> dict[str, float] | None:
     """P(first action | previous joint move) for the five memory-1 states of a matrix game."""
+    from arena.game import CHANCE
+    from arena.games.social.base import CONTINUE
     from arena.games.social.matrix import STATE_NAMES, IteratedMatrixGame
 
     if not isinstance(game, IteratedMatrixGame) or not agent.has_policy:
@@ -65,6 +67,8 @@ def ipd_probe(game: Game, agent: Agent) -> dict[str, float] | None:
             joint = divmod(k - 1, 2)
             for _ in range(game.memory):
                 state.apply_actions(list(joint))
+                if state.current_player() == CHANCE:  # discount < 1: the game goes on
+                    state.apply_action(CONTINUE)
         out[f"P(C|{label})"] = float(agent.policy(Observation(state, 0, np.random.default_rng(0), game.spec.full_name))[0])
     return out
 
