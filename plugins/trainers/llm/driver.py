@@ -61,8 +61,8 @@ class LLMTrainConfig:
 PRETRAIN_MARKER = "arena_pretrain.json"
 
 
-def ensure_model(cfg: LLMTrainConfig) -> Path:
-    """``model.dir``, built (and warmed up) here when it does not exist. The build goes to a
+def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
+    """``model.dir``, built (and warmed up on ``game``) here when it does not exist. The build goes to a
     side directory first, so an interrupted warm-up never leaves a half-made model behind."""
     import json
     import os
@@ -86,11 +86,10 @@ def ensure_model(cfg: LLMTrainConfig) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     build_tiny_model(tmp, seed=m.seed)
     if wanted:
-        from arena.loading import load_agent, load_game
+        from arena.loading import load_agent
 
         from .pretrain import pretrain
 
-        game = load_game(cfg.game)
         agent = load_agent({"name": "llm", **dict(cfg.agent), "model": str(tmp)}, game)
         trainable, losses = pretrain(agent, game, games=m.pretrain_games, steps=m.pretrain_steps, seed=m.seed)
         trainable.save(tmp)
@@ -105,7 +104,7 @@ def build(cfg: LLMTrainConfig):
     from arena.registry import get_registry
 
     game = load_game(cfg.game)
-    path = ensure_model(cfg)
+    path = ensure_model(cfg, game)
     spec = {"name": "llm", **dict(cfg.agent), "model": str(path)}
     learner = load_agent(spec, game)
     learner.name = "learner"

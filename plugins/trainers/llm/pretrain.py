@@ -32,10 +32,7 @@ def random_play_corpus(game: Game, agent: Any, games: int, seed: int) -> list[st
     for result in play_games(game, players, num_games=games, seed=seed, record=True):
         for step in result.trajectory.steps:
             obs = step.observation
-            if obs.decision == "choice":
-                label = obs.action_labels[list(obs.legal_actions).index(step.action)]
-            else:
-                label = str(step.action)
+            label = obs.label_of(step.action) if obs.decision == "choice" else str(step.action)
             texts.append(agent.prompts.build(obs) + agent.prompts.continuation(label))
     return texts
 

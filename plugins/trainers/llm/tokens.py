@@ -150,7 +150,8 @@ def clipped_pg_update(trainable: Any, decisions: Sequence[Decision], advantages:
             label_dists = [q for q in dists if q is not None]
             if label_dists:
                 ent = torch.stack([-(q.exp() * q).sum() for q in label_dists]).mean()
-                loss = loss - entropy * ent
+                if entropy > 0:
+                    loss = loss - entropy * ent
                 stats["entropy"] += float(ent.detach())
             stats["grad_norm"] += trainable.step(loss)
             stats["loss"] += float(loss.detach())
