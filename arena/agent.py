@@ -199,3 +199,8 @@ class AgentEntry:
     description: str = ""
     params: Mapping[str, Any] | None = None
     """Documented parameters and defaults (shown by ``arena plugins``)."""
+    checkpoint_param: str | None = None
+    """The factory parameter that rebuilds an agent from a directory its ``save`` wrote
+    (``checkpoint``, ``path``, ``model``...). Declaring it makes the agent snapshottable:
+    :func:`arena.loading.save_checkpoint` / :func:`arena.loading.load_checkpoint` then work for
+    it, so it can be a league learner or solver without the host knowing its name."""

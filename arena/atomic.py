@@ -6,18 +6,42 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 def write_json_atomic(path: str | Path, data: Any, **dump_kwargs: Any) -> Path:
+    return write_text_atomic(path, json.dumps(data, **dump_kwargs))
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, **dump_kwargs)
+            fh.write(text)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return target
+
+
+def atomic_dir(path: str | Path, write: Callable[[Path], None]) -> Path:
+    """Write a directory under a temporary name, then rename: it exists whole or not at all."""
+    import shutil
+
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    try:
+        write(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(tmp, target)
     return target

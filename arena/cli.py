@@ -57,16 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def emit_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, default=str))
-
-
-def console():
-    """A rich console; when stdout is not a terminal (logs, CI, pipes) rich would assume 80
-    columns and truncate leaderboards, so use a wide page instead."""
-    from rich.console import Console
-
-    return Console() if sys.stdout.isatty() else Console(width=160)
+from arena.cli_api import console, emit_json  # noqa: E402  (re-exported: older plugins import them from here)
 
 
 # -- plugins / games / describe --------------------------------------------------------------------

@@ -45,3 +45,20 @@ def config_and_overrides(config: str | None, overrides: Sequence[str],
             raise ConfigError(f"the first argument must be a YAML config file, got override '{config}'")
         return None, [config, *overrides]
     return config, list(overrides)
+
+
+def emit_json(data: Any) -> None:
+    """Print ``data`` as indented JSON on stdout (what every ``--json`` flag prints)."""
+    import json
+
+    print(json.dumps(data, indent=2, default=str))
+
+
+def console() -> Any:
+    """A rich console; when stdout is not a terminal (logs, CI, pipes) rich would assume 80
+    columns and truncate leaderboards, so use a wide page instead."""
+    import sys
+
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=160)

@@ -22,8 +22,19 @@ OnResult = Callable[["GameTask", Any], None]
 
 
 @dataclass(frozen=True)
+class Checkpoint:
+    """A seat filled from an agent checkpoint directory (:func:`arena.loading.save_checkpoint`)
+    at a version. Workers keep the agent they built and rebuild it only when the version
+    changes — how a learner's new weights reach rollout workers after each update."""
+
+    path: str
+    version: int = 0
+
+
+@dataclass(frozen=True)
 class GameTask:
-    """Games of one seating: ``seats[p]`` is the agent spec in seat ``p``, named ``labels[p]``."""
+    """Games of one seating: ``seats[p]`` is the agent spec (or :class:`Checkpoint`) in seat
+    ``p``, named ``labels[p]``."""
 
     game: str
     seats: tuple[Any, ...]
@@ -34,37 +45,49 @@ class GameTask:
     record: bool = False
     key: Any = None
     """Opaque to the executor (the tournament keeps its match ids here)."""
+    trajectories: bool = False
+    """Ship the games' trajectories back (training); otherwise they stay on the worker."""
 
 
-_AGENTS: dict[tuple, Any] = {}
+_AGENTS: dict[tuple, tuple[int, Any]] = {}
 _GAMES: dict[str, Any] = {}
 
 
 def _agent_key(game_name: str, spec: Any, label: str) -> tuple:
+    if isinstance(spec, Checkpoint):
+        return (game_name, f"checkpoint:{spec.path}", label)
     return (game_name, json.dumps(spec, sort_keys=True, default=str), label)
+
+
+def _version(spec: Any) -> int:
+    return spec.version if isinstance(spec, Checkpoint) else 0
 
 
 def remember_agent(game: Any, game_name: str, spec: Any, label: str, agent: Any) -> None:
     """Reuse a game and agent already built in this process (the tournament loads each once to
-    check it), so in-process runs do not build them twice."""
+    check it; a league's live learners are used as they are), so in-process runs build nothing twice."""
     _GAMES.setdefault(game_name, game)
-    _AGENTS[_agent_key(game_name, spec, label)] = agent
+    _AGENTS[_agent_key(game_name, spec, label)] = (_version(spec), agent)
 
 
 def _agent(game: Any, game_name: str, spec: Any, label: str) -> Any:
-    from arena.loading import load_agent
+    from arena.loading import load_agent, load_checkpoint
 
     key = _agent_key(game_name, spec, label)
-    if key not in _AGENTS:
-        agent = load_agent(spec, game)
-        agent.name = label
-        _AGENTS[key] = agent
-    return _AGENTS[key]
+    held = _AGENTS.get(key)
+    if held is not None and held[0] == _version(spec):
+        return held[1]
+    agent = load_checkpoint(spec.path, game) if isinstance(spec, Checkpoint) else load_agent(spec, game)
+    agent.name = label
+    if held is not None and held[1] is not agent:
+        held[1].close()  # an older version of this seat's agent
+    _AGENTS[key] = (_version(spec), agent)
+    return agent
 
 
 def run_task(task: GameTask, on_result: Callable[[Any], None] | None = None) -> list[Any]:
-    """Play one task here and return its :class:`~arena.match.GameResult` list (without
-    trajectories, which stay on the worker). Used by every executor, locally or remotely."""
+    """Play one task here and return its :class:`~arena.match.GameResult` list (trajectories
+    only when the task asks for them). Used by every executor, locally or remotely."""
     from arena.loading import load_game
     from arena.match import play_games
 
@@ -73,9 +96,10 @@ def run_task(task: GameTask, on_result: Callable[[Any], None] | None = None) -> 
     game = _GAMES[task.game]
     agents = [_agent(game, task.game, s, lbl) for s, lbl in zip(task.seats, task.labels)]
     results = play_games(game, agents, seed=task.seed, indices=list(task.indices), rotate_seats=False,
-                         timeout=task.timeout, record=task.record, on_result=on_result)
-    for r in results:
-        r.trajectory = None
+                         timeout=task.timeout, record=task.record or task.trajectories, on_result=on_result)
+    if not task.trajectories:
+        for r in results:
+            r.trajectory = None
     return results
 
 

@@ -159,6 +159,12 @@ class Game:
     def name(self) -> str:
         return self.spec.full_name
 
+    def agent_metrics(self, agent: Any) -> dict[str, float]:
+        """Game-specific probes of one agent, reported with learner metrics (e.g. the iterated
+        prisoner's dilemma's P(cooperate | last joint move)). Optional; no games are played
+        here, so probes read ``agent.policy`` at states the game builds."""
+        return {}
+
     def __repr__(self) -> str:
         return f"<arena game {self.spec.full_name}>"
 

@@ -57,16 +57,34 @@ def arena_benchmarks() -> "list[Benchmark]":
 
 
 # -- events ------------------------------------------------------------------------------------
+# Every run (match, tournament, league, train, llm-train, hosted match) tells observers the same
+# way: ``arena_run_started``, then ``arena_match_finished`` for every game it stores (and
+# ``arena_league_step`` for every training step), then ``arena_run_finished``. ``context`` (and
+# ``run``) always carry ``kind``, ``run_id`` and ``run_dir`` (None when nothing is written), plus
+# ``total`` and ``unit`` ("games" or "steps") for progress displays. The built-in TensorBoard
+# writer and progress display are plugins on these hooks; a third-party observer gets the same.
+@hookspec
+def arena_run_started(run: dict[str, Any]) -> None:
+    """A run began (``run["resume_step"]`` > 0 when it resumes after a crash; ``run["done"]``
+    units are already behind it)."""
+
+
 @hookspec
 def arena_match_finished(result: Any, context: dict[str, Any]) -> None:
-    """A game finished (``result`` is an :class:`arena.match.GameResult`)."""
+    """A game finished and was recorded (``result`` is an :class:`arena.match.GameResult`);
+    fired once per stored game."""
 
 
 @hookspec
 def arena_checkpoint_written(path: str, agent: str, context: dict[str, Any]) -> None:
-    """An agent checkpoint directory was written."""
+    """An agent or league checkpoint directory was written."""
 
 
 @hookspec
 def arena_league_step(step: int, metrics: dict[str, float], context: dict[str, Any]) -> None:
-    """A league finished one step (training update, evaluation, snapshot)."""
+    """A league (or ``arena train`` / ``llm-train``) finished one step; ``metrics`` are its scalars."""
+
+
+@hookspec
+def arena_run_finished(run: dict[str, Any], summary: dict[str, Any]) -> None:
+    """A run ended normally (``summary`` holds e.g. ``leaderboard_markdown``, ``final_metrics``)."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import inspect
 from collections import Counter
+from pathlib import Path
 from typing import Any, Mapping
 
 from arena.agent import Agent
@@ -90,3 +91,74 @@ def _check_params(kind: str, name: str, factory: Any, given: Mapping[str, Any],
         raise PluginError(f"{kind} '{name}' has no parameter {', '.join(map(repr, unknown))}; "
                           f"parameters: {', '.join(sorted(allowed)) or 'none'}")
 
+
+
+# -- checkpoints: any snapshottable agent, built-in or third-party ---------------------------------------
+MANIFEST = "arena_agent.json"
+"""Written beside an agent's own files; says which plugin rebuilds it and with which parameters."""
+MANIFEST_VERSION = 1
+
+
+def checkpoint_param(name: str) -> str | None:
+    """The parameter through which agent ``name`` loads a saved directory (None: not snapshottable)."""
+    return get_registry().get("agent", name).checkpoint_param
+
+
+def save_checkpoint(agent: Agent, directory: str | Path, spec: Any) -> Path:
+    """``agent.save(directory)`` plus a manifest (agent name, the spec's other parameters, format
+    version), so :func:`load_checkpoint` can rebuild it without knowing the plugin. ``spec`` is
+    the agent spec it was built from."""
+    import json
+
+    name, params = parse_agent_spec(spec)
+    param = checkpoint_param(name)
+    if param is None:
+        raise ArenaError(f"agent '{name}' cannot be snapshotted: its AgentEntry declares no checkpoint_param "
+                         "(the factory parameter that loads a directory written by save)")
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    agent.save(d)
+    params.pop(param, None)
+    params.pop("label", None)
+    manifest = {"format_version": MANIFEST_VERSION, "agent": name, "params": params, "label": agent.name}
+    try:
+        text = json.dumps(manifest, indent=2, sort_keys=True)
+    except TypeError as exc:
+        raise ArenaError(f"agent '{name}': parameters of a snapshottable agent must be JSON values ({exc})") from None
+    (d / MANIFEST).write_text(text)
+    return d
+
+
+def read_manifest(directory: str | Path) -> dict[str, Any]:
+    import json
+
+    path = Path(directory) / MANIFEST
+    if not path.exists():
+        raise ArenaError(f"{directory} is not an agent checkpoint (no {MANIFEST})")
+    try:
+        manifest = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ArenaError(f"{path}: not valid JSON ({exc})") from None
+    version = manifest.get("format_version") if isinstance(manifest, dict) else None
+    if version != MANIFEST_VERSION or not isinstance(manifest.get("agent"), str):
+        raise ArenaError(f"{path}: unsupported checkpoint manifest (format_version {version!r}, "
+                         f"this arena reads {MANIFEST_VERSION})")
+    return manifest
+
+
+def checkpoint_spec(directory: str | Path) -> dict[str, Any]:
+    """The agent spec that rebuilds the checkpoint in ``directory`` (``{"name": ..., param: dir}``)."""
+    m = read_manifest(directory)
+    param = checkpoint_param(m["agent"])
+    if param is None:
+        raise ArenaError(f"{directory}: agent '{m['agent']}' no longer declares a checkpoint_param")
+    return {"name": m["agent"], **dict(m.get("params") or {}), param: str(directory)}
+
+
+def load_checkpoint(directory: str | Path, game: Game, **params: Any) -> Agent:
+    """Rebuild any snapshottable agent from a directory :func:`save_checkpoint` wrote."""
+    agent = load_agent(checkpoint_spec(directory), game, **params)
+    label = read_manifest(directory).get("label")
+    if label and "label" not in params:
+        agent.name = label
+    return agent

@@ -1,4 +1,4 @@
-"""TensorBoard scalars/text and a console progress bar, shared by tournaments, leagues and trainers.
+"""TensorBoard scalars/text and a console progress display, shared by tournaments, leagues and trainers.
 
 Why here: every long-running part of arena reports the same two ways — a live bar for the
 person watching and TensorBoard events for later — and should not each re-learn how. The
@@ -99,35 +99,77 @@ def read_scalars(logdir: str | Path) -> dict[str, list[tuple[int, float]]]:
     return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
 
 
-class _Bar:
-    def __init__(self, prog: Any, task: Any) -> None:
-        self._p, self._t = prog, task
+class Progress:
+    """Progress on stderr: a rich bar (done / total, rate, ETA) on a terminal; otherwise a plain
+    line every ``every`` seconds and one at the end, so CI and cluster logs are never silent."""
+
+    def __init__(self, description: str, total: int | None = None, done: int = 0, unit: str = "games",
+                 every: float = 5.0) -> None:
+        self.description, self.total, self.done, self.unit, self.every = description, total, done, unit, every
+        self.start = self._last = time.monotonic()
+        self._rich: Any = None
+        self._task: Any = None
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
+            from rich.progress import Progress as RichProgress
+
+            self._rich = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                      TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True))
+            self._rich.start()
+            self._task = self._rich.add_task(description, total=total or None, completed=done)
 
     def advance(self, n: int = 1) -> None:
-        if self._p is not None:
-            self._p.advance(self._t, n)
+        self.done += n
+        if self._rich is not None:
+            self._rich.advance(self._task, n)
+        elif time.monotonic() - self._last >= self.every:
+            self._line()
 
     def add_total(self, n: int) -> None:
-        if self._p is not None:
-            total = self._p.tasks[self._t].total or 0
-            self._p.update(self._t, total=total + n)
+        self.total = (self.total or 0) + n
+        if self._rich is not None:
+            self._rich.update(self._task, total=self.total)
 
     def describe(self, text: str) -> None:
-        if self._p is not None:
-            self._p.update(self._t, description=text)
+        self.description = text
+        if self._rich is not None:
+            self._rich.update(self._task, description=text)
+
+    def _line(self) -> None:
+        self._last = time.monotonic()
+        elapsed = self._last - self.start
+        of = f"/{self.total}" if self.total else ""
+        print(f"{self.description}: {self.done}{of} {self.unit} ({elapsed:.0f}s)", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._rich is not None:
+            self._rich.stop()
+            self._rich = None
+        elif self.done:
+            self._line()
+
+
+class _Off:
+    def advance(self, n: int = 1) -> None:
+        pass
+
+    def add_total(self, n: int) -> None:
+        pass
+
+    def describe(self, text: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 @contextmanager
-def progress(description: str, total: int = 0, enabled: bool = True) -> Iterator[_Bar]:
-    """A rich progress bar on stderr (games done / planned, rate, ETA); a no-op when disabled
-    or when stderr is not a terminal."""
-    if not enabled or not sys.stderr.isatty():
-        yield _Bar(None, None)
-        return
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=Console(stderr=True), transient=False) as prog:
-        yield _Bar(prog, prog.add_task(description, total=total))
+def progress(description: str, total: int = 0, enabled: bool = True, unit: str = "games") -> Iterator[Any]:
+    """A :class:`Progress` for the duration of a block (a no-op when disabled)."""
+    bar: Any = Progress(description, total, unit=unit) if enabled else _Off()
+    try:
+        yield bar
+    finally:
+        bar.close()

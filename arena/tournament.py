@@ -38,6 +38,7 @@ from omegaconf import MISSING
 from arena.errors import ArenaError
 from arena.executor import ExecutorConfig
 from arena.rating import bradley_terry, pair_score, pairwise_outcomes
+from arena.schedule import Planner, play_planned, stored
 
 FORMATS = ("round_robin", "gauntlet", "swiss", "elimination", "adaptive")
 ADAPTIVE_RANK_DISTANCES = (1, 2)
@@ -307,46 +308,6 @@ def drive(fmt: FormatGen, play: Callable[[int, Round], Results]) -> list[str]:
         return list(stop.value or [])
 
 
-# -- from pairings to concrete games -------------------------------------------------------------
-@dataclass(frozen=True)
-class PlannedGame:
-    id: str
-    plan_seq: int
-    round: int
-    pairing: str
-    seats: tuple[str, ...]
-    deal: int
-
-
-class Planner:
-    """Turns pairings into games with stable ids: game ``k`` of a group (counted over the whole
-    run) seats the group rotated by ``k mod n`` and plays deal ``k div n``."""
-
-    def __init__(self, run: str, seed: int) -> None:
-        from arena.store import match_id
-
-        self._id = match_id
-        self.run, self.seed = run, seed
-        self.counters: dict[tuple[str, ...], int] = {}
-        self.seq = 0
-
-    def plan(self, rnd: int, pairings: Round) -> list[list[PlannedGame]]:
-        out = []
-        for p in pairings:
-            n = len(p.group)
-            key = "|".join(p.group)
-            start = self.counters.get(p.group, 0)
-            games = []
-            for k in range(start, start + p.games):
-                r = k % n
-                seats = tuple(p.group[(s + r) % n] for s in range(n))
-                games.append(PlannedGame(self._id(self.run, key, self.seed, k), self.seq, rnd, key, seats, k // n))
-                self.seq += 1
-            self.counters[p.group] = start + p.games
-            out.append(games)
-        return out
-
-
 # -- the driver ----------------------------------------------------------------------------------
 @dataclass
 class TournamentResult:
@@ -390,12 +351,11 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     """Play (or resume) the tournament ``cfg`` into its run directory ``cfg.out`` and write the
     leaderboard files. Safe to call again after a crash: finished games are never replayed."""
     from arena.loading import dedupe_names
-    from arena.executor import GameTask, check_config, make_executor, remember_agent
+    from arena.executor import check_config, make_executor, remember_agent
     from arena.leaderboard import RANK_KEYS, compute, plot_payoff, plot_ratings, write_files
     from arena.loading import load_agent, load_game
     from arena.logging import TensorBoard, progress
-    from arena.registry import get_registry
-    from arena.store import MatchRecord, RunStore
+    from arena.store import RunStore
 
     check_config(cfg.executor)
     if cfg.ratings.rank_by not in RANK_KEYS:
@@ -417,7 +377,6 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     store.set_meta("agents", json.dumps(names))
     tb = TensorBoard(store.path / "tb", enabled=cfg.tensorboard)
     planner = Planner(fp, cfg.seed)
-    hook = get_registry().hook
     played = 0
     rc = cfg.ratings
 
@@ -433,45 +392,22 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
             store.record_snapshot(step, "bt", {a: (fit.rating[i], None, None, games[a]) for i, a in enumerate(names)})
             tb.scalars({f"rating/bt/{a}": fit.rating[i] for i, a in enumerate(names)}, step)
 
+    context = {"kind": "tournament"}
     with make_executor(cfg.executor) as ex, progress(f"{game_name} {cfg.format.kind}", 0,
                                                        cfg.progress and not quiet) as bar:
         def play(rnd: int, pairings: Round) -> Results:
+            nonlocal played
             planned = planner.plan(rnd, pairings)
             flat = [g for games in planned for g in games]
-            have = store.match_ids()
-            todo = [g for g in flat if g.id not in have]
             bar.add_total(len(flat))
-            bar.advance(len(flat) - len(todo))
-            tasks = []
-            by_seats: dict[tuple[str, ...], list[PlannedGame]] = {}
-            for g in todo:
-                by_seats.setdefault(g.seats, []).append(g)
-            chunk = max(1, cfg.executor.chunk)
-            for seats, gs in by_seats.items():
-                for i in range(0, len(gs), chunk):
-                    part = gs[i:i + chunk]
-                    tasks.append(GameTask(game_name, tuple(spec_of[a] for a in seats), seats, cfg.seed,
-                                          tuple(g.deal for g in part), cfg.timeout, cfg.transcripts,
-                                          {g.deal: g for g in part}))
-
-            def on_result(task: GameTask, res: Any) -> None:
-                nonlocal played
-                g = task.key[res.index]
-                rec = MatchRecord.from_result(res, id=g.id, pairing=g.pairing, game=game_name,
-                                              plan_seq=g.plan_seq, round=g.round)
-                if store.record_match(rec, res.transcript if cfg.transcripts else None):
-                    played += 1
-                    hook.arena_match_finished(result=res, context={"run_dir": str(store.path), "match_id": g.id,
-                                                                   "pairing": g.pairing, "round": g.round})
-                bar.advance(1)
-
-            ex.run(tasks, on_result)
-            by_id = {r.id: r for r in store.matches()}
-            missing = [g.id for g in flat if g.id not in by_id]
-            if missing:
-                raise ArenaError(f"{len(missing)} planned games are missing from the store after round {rnd}")
+            now = play_planned(ex, store, flat, spec_of, game=game_name, seed=cfg.seed, chunk=cfg.executor.chunk,
+                               timeout=cfg.timeout, transcripts=cfg.transcripts, context=context,
+                               on_game=lambda g, res: bar.advance(1))
+            played += len(now)
+            bar.advance(len(flat) - len(now))
+            records = stored(store, planned, f"round {rnd}")
             snapshot(planner.seq)
-            return [[by_id[g.id] for g in games] for games in planned]
+            return records
 
         ranking = drive(fmt, play)
     store.set_meta("format_ranking", json.dumps(ranking))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from arena.agent import Agent, Observation
+from arena.errors import ArenaError
 from arena.game import Action
 
 
@@ -44,7 +45,14 @@ class Trajectory:
 
 
 class Trainer:
-    """Base class: ``update`` consumes trajectories and returns scalar metrics."""
+    """Base class: ``update`` consumes trajectories and returns scalar metrics.
+
+    ``state_dict`` / ``load_state_dict`` carry everything *besides the learners' weights* that
+    the next update depends on (optimiser moments, random generators, counters), so a killed
+    run resumes to the same numbers as an uninterrupted one. The learners' weights travel with
+    the agents (:func:`arena.loading.save_checkpoint`). A state holds tensors, numbers, strings,
+    lists and dicts only: it is loaded with ``torch.load(weights_only=True)``, never unpickled.
+    """
 
     name: str = "trainer"
     learners: Sequence[Agent] = ()
@@ -52,8 +60,53 @@ class Trainer:
     def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
         raise NotImplementedError
 
+    def state_dict(self) -> dict[str, Any]:
+        raise NotImplementedError(f"trainer '{self.name}' has no state_dict(); it cannot be resumed")
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        raise NotImplementedError(f"trainer '{self.name}' has no load_state_dict(); it cannot be resumed")
+
     def save(self, directory: str | Path) -> None:
         raise NotImplementedError(f"trainer '{self.name}' cannot be saved")
+
+
+def save_trainer_state(trainer: Trainer, path: str | Path) -> None:
+    """``trainer.state_dict()`` to ``path`` (a torch file when torch is installed, else JSON)."""
+    from arena.atomic import write_json_atomic
+
+    state = trainer.state_dict()
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        import torch
+    except ImportError:
+        write_json_atomic(target, state)
+        return
+    tmp = target.with_name(f".{target.name}.tmp")
+    torch.save(state, tmp)
+    tmp.replace(target)
+
+
+def load_trainer_state(trainer: Trainer, path: str | Path) -> None:
+    """Load what :func:`save_trainer_state` wrote — tensors and plain values only. A file that
+    would need unpickling arbitrary objects (code execution on load) is refused."""
+    target = Path(path)
+    if not target.exists():
+        raise ArenaError(f"trainer state {target} is missing; the run directory is damaged")
+    try:
+        import torch
+    except ImportError:
+        import json
+
+        trainer.load_state_dict(json.loads(target.read_text()))
+        return
+    try:
+        state = torch.load(target, weights_only=True, map_location="cpu")
+    except Exception as exc:  # UnpicklingError and friends: whatever it is, it is not safe to load
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ArenaError(f"refusing to load trainer state {target}: it is not a plain tensor/number file "
+                         f"(loading it would run pickled code): {first}") from None
+    trainer.load_state_dict(state)
 
 
 TrainerFactory = Callable[..., Trainer]

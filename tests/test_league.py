@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from arena.cli import main
-from arena.matchmaking import PayoffTable, pfsp_weights
+from arena.league.matchmaking import PayoffTable, pfsp_weights
 
 
 def test_pfsp_weightings_match_the_note():

@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 from arena.exploitability import exploitability  # noqa: E402
 from arena.loading import load_agent, load_game  # noqa: E402
 from arena.match import play_games  # noqa: E402
-from arena.plugins.trainers.llm.evaluate import vs_random  # noqa: E402
+from arena.exact import vs_random  # noqa: E402
 from arena.registry import get_registry  # noqa: E402
 from arena.tools.tiny_model import tiny_model_dir  # noqa: E402
 

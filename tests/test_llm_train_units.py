@@ -16,7 +16,7 @@ from arena.loading import load_agent, load_game  # noqa: E402
 from arena.match import play_games  # noqa: E402
 from arena.plugins.trainers.advantage_alignment import aligned_advantages  # noqa: E402
 from arena.plugins.trainers.llm.aa import leave_one_out, returns_to_go, time_steps  # noqa: E402
-from arena.plugins.trainers.llm.evaluate import cached, head_to_head, uniform_policy, vs_random  # noqa: E402
+from arena.exact import cached, head_to_head, uniform_policy, vs_random  # noqa: E402
 from arena.plugins.trainers.llm.rollout import playout_values, replay  # noqa: E402
 from arena.plugins.trainers.llm.selfplay_rlvr import RoleBaseline  # noqa: E402
 from arena.trainer import Step, Trajectory  # noqa: E402

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 import arena  # noqa: E402
 from arena.config import load_config  # noqa: E402
 from arena.plugins.agents.neural import NeuralAgent, load_neural  # noqa: E402
-from arena.plugins.trainers.social_driver import TrainConfig, train  # noqa: E402
+from arena.plugins.trainers.train_command import TrainConfig, train  # noqa: E402
 
 from conftest import REPO, arena_cmd  # noqa: E402
 

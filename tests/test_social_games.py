@@ -199,13 +199,13 @@ def test_scripted_observation_decoding_in_public_goods_and_trust_split():
 
 def test_ipd_probe_reaches_every_memory_state_also_with_a_continuation_chance():
     from arena.agent import PolicyAgent
-    from arena.plugins.trainers.social_eval import ipd_probe
 
     class TitForTatPolicy(PolicyAgent):
         def policy(self, obs):
             last = int(np.argmax(np.asarray(obs.tensor).reshape(-1, 5)[-1]))  # start, CC, CD, DC, DD
             return {C: 0.0, D: 1.0} if last in (2, 4) else {C: 1.0, D: 0.0}
 
-    want = {"P(C|start)": 1.0, "P(C|CC)": 1.0, "P(C|CD)": 0.0, "P(C|DC)": 1.0, "P(C|DD)": 0.0}
+    want = {"probe/P(C|start)": 1.0, "probe/P(C|CC)": 1.0, "probe/P(C|CD)": 0.0, "probe/P(C|DC)": 1.0,
+            "probe/P(C|DD)": 0.0}
     for name in ("ipd", "ipd(discount=0.9)", "ipd(discount=0.9,memory=2)"):
-        assert ipd_probe(arena.load_game(name), TitForTatPolicy()) == want, name
+        assert arena.load_game(name).agent_metrics(TitForTatPolicy()) == want, name

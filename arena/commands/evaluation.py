@@ -24,14 +24,14 @@ def _tournament_run(args: argparse.Namespace) -> int:
     cfg = load_config(TournamentConfig, *config_and_overrides(args.config, args.overrides))
     result = run_tournament(cfg, config_text=to_yaml(cfg), quiet=args.quiet or args.json)
     if args.json:
-        from arena.cli import emit_json
+        from arena.cli_api import emit_json
         from arena.leaderboard import to_json
 
         emit_json(dict(to_json(result.board), run_dir=result.run_dir, format_ranking=result.format_ranking,
                        played=result.played))
         return 0
     if not args.quiet:
-        from arena.cli import console
+        from arena.cli_api import console
         from arena.leaderboard import rich_table
 
         console().print(rich_table(result.board, f"{cfg.game} — {cfg.format.kind}"))
@@ -83,7 +83,7 @@ def _leaderboard_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(board, extra), indent=2))
         return 0
-    from arena.cli import console
+    from arena.cli_api import console
 
     console().print(rich_table(board, title))
     return 0

@@ -24,14 +24,14 @@ def _run(args: argparse.Namespace) -> int:
     say = (lambda s: None) if quiet else (lambda s: print(s, file=sys.stderr))
     result = run_league(cfg, config_text=to_yaml(cfg), quiet=quiet, log=say)
     if args.json:
-        from arena.cli import emit_json
+        from arena.cli_api import emit_json
         from arena.leaderboard import to_json
 
         emit_json(dict(to_json(result.board) if result.board else {}, run_dir=result.run_dir,
                        steps_run=result.steps_run, train_games=result.train_games, eval_games=result.eval_games))
         return 0
     if not args.quiet and result.board:
-        from arena.cli import console
+        from arena.cli_api import console
         from arena.leaderboard import rich_table
 
         console().print(rich_table(result.board, f"{cfg.game} — league"))

@@ -143,6 +143,28 @@ class IteratedMatrixGame(RoundGame):
     def scripted_kinds(self) -> tuple[str, ...]:
         return ("always_cooperate", "always_defect", "tit_for_tat")
 
+    def agent_metrics(self, agent: Any) -> dict[str, float]:
+        """The memory-1 policy probe: P(first action | previous joint move) at the five LOLA
+        states (start, CC, CD, DC, DD) — tit-for-tat reads 1, 1, 0, 1, 0."""
+        from arena.agent import Observation
+        from arena.game import CHANCE
+        from .base import CONTINUE
+
+        if not agent.has_policy:
+            return {}
+        out = {}
+        for k, label in enumerate(STATE_NAMES):
+            state = self.new_initial_state()
+            if k:
+                joint = divmod(k - 1, 2)
+                for _ in range(self.memory):
+                    state.apply_actions(list(joint))
+                    if state.current_player() == CHANCE:  # discount < 1: the game goes on
+                        state.apply_action(CONTINUE)
+            obs = Observation(state, 0, np.random.default_rng(0), self.spec.full_name)
+            out[f"probe/P(C|{label})"] = float(agent.policy(obs)[COOPERATE])
+        return out
+
     def scripted_action(self, kind: str, obs: Any) -> int:
         last = int(np.argmax(np.asarray(obs.tensor).reshape(-1, 5)[-1]))
         if kind == "always_cooperate":

@@ -77,7 +77,7 @@ def _run(args: Any) -> int:
         records = store.matches()
     rep = win_rates(records)
     if args.json:
-        from arena.cli import emit_json
+        from arena.cli_api import emit_json
 
         emit_json(rep)
     else:

@@ -58,5 +58,6 @@ def make_fixed(game: Game, path: str, strict: bool = False) -> FixedPolicyAgent:
 def arena_agents() -> list[AgentEntry]:
     return [
         AgentEntry("random", lambda game: RandomAgent(), "uniformly random legal moves"),
-        AgentEntry("fixed", make_fixed, "a tabular policy from a JSON file", {"path": None, "strict": False}),
+        AgentEntry("fixed", make_fixed, "a tabular policy from a JSON file", {"path": None, "strict": False},
+                   checkpoint_param="path"),
     ]

@@ -204,4 +204,4 @@ def load_neural(directory: str | Path, game: Game, **params: Any) -> NeuralAgent
 def arena_agents() -> list[AgentEntry]:
     return [AgentEntry("neural", NeuralAgent, "MLP/GRU policy on tensor observations (torch); checkpoint=DIR loads one",
                        {"arch": "mlp", "hidden": 64, "layers": 2, "device": "cpu", "seed": 0, "greedy": False,
-                        "checkpoint": None})]
+                        "checkpoint": None}, checkpoint_param="checkpoint")]

@@ -236,6 +236,18 @@ class PPOTrainer(Trainer):
         self.updates += 1
         return metrics
 
+    # -- resume --------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Optimiser moments, the minibatch generator and the update count (weights live in the agents)."""
+        return {"optimizers": [o.state_dict() for o in self.optimizers], "generator": self.generator.get_state(),
+                "updates": self.updates}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        for opt, s in zip(self.optimizers, state["optimizers"]):
+            opt.load_state_dict(s)
+        self.generator.set_state(state["generator"])
+        self.updates = int(state["updates"])
+
     def _cat(self, segs: list[Segment], attr: str, dtype=None):
         a = np.concatenate([getattr(s, attr) for s in segs])
         return self.torch.as_tensor(a if dtype is None else a.astype(dtype), device=self.learners[0].device)

@@ -28,9 +28,25 @@ class CFRAgent(FixedPolicyAgent):
 
     name = "cfr"
 
-    def __init__(self, policy, strict: bool = False, info: dict[str, Any] | None = None) -> None:
+    def __init__(self, policy, strict: bool = False, info: dict[str, Any] | None = None,
+                 solve: Any = None) -> None:
         super().__init__(policy, strict)
         self.info = info or {}
+        self.solve = solve
+        """The running solver when this agent solved on load (so ``improve`` can continue it)."""
+
+    def improve(self, budget: int) -> dict[str, float]:
+        """``budget`` more iterations of the same CFR run; the agent then plays the new average
+        policy (a league's solver step)."""
+        if self.solve is None:
+            raise ArenaError("this cfr agent plays a saved policy file; it cannot run more iterations")
+        self.solve.step(int(budget))
+        self.table = self.solve.policy()
+        out = {"iterations": float(self.solve.iteration)}
+        nc = self.solve.nash_conv()
+        if nc is not None:
+            out["exploitability"] = nc / self.solve.game.spec.num_players
+        return out
 
     def save(self, directory: str | Path) -> None:
         directory = Path(directory)
@@ -50,14 +66,14 @@ def make_cfr(game: Game, path: str | None = None, algo: str = "cfr+", iterations
         raise ArenaError(f"agent 'cfr': iterations must be a positive integer, not {iterations!r}")
     solve = run_solve(make_solve(game, algo, device=device, updates=updates, seed=seed), iterations)
     return CFRAgent(solve.policy(), strict, {"algo": algo, "iterations": iterations,
-                                             "exploitability": solve.curve[-1]["exploitability"]})
+                                             "exploitability": solve.curve[-1]["exploitability"]}, solve)
 
 
 @hookimpl
 def arena_agents() -> list[AgentEntry]:
     return [AgentEntry("cfr", make_cfr, "CFR-family policy: plays a saved policy file or solves on load",
                        {"path": None, "algo": "cfr+", "iterations": 1000, "device": "numpy",
-                        "updates": "alternating", "seed": 0, "strict": False})]
+                        "updates": "alternating", "seed": 0, "strict": False}, checkpoint_param="path")]
 
 
 @hookimpl

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         solve.policy().save(out / "policy.json")
         write_curve(solve, out)
     if args.json:
-        from arena.cli import emit_json
+        from arena.cli_api import emit_json
 
         emit_json(result)
     else:

@@ -113,7 +113,7 @@ def make_llm_agent(game: Game, model: str | None = None, backend: str = "transfo
 def arena_agents() -> list[AgentEntry]:
     return [AgentEntry("llm", make_llm_agent,
                        "LLM policy: prompt + backend (transformers, vllm, openai) + scored or generated actions",
-                       PARAMS)]
+                       PARAMS, checkpoint_param="model")]
 
 
 __all__ = ["LLMAgent", "Backend", "Generation", "Scored", "PromptBuilder", "make_backend", "make_llm_agent"]

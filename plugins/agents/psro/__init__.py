@@ -138,4 +138,4 @@ def arena_agents() -> list[AgentEntry]:
     return [AgentEntry("psro", make_psro, "PSRO meta-strategy mixture (exact BR on tree games, PPO BR otherwise)",
                        {"path": None, "meta_solver": "nash", "eval_solver": None, "iterations": 20,
                         "oracle": "exact", "ties": "uniform", "seed": 0, "br_games": 2000, "br_batch": 100,
-                        "payoff_games": 200})]
+                        "payoff_games": 200}, checkpoint_param="path")]

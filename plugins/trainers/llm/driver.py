@@ -1,11 +1,11 @@
-"""``arena llm-train CONFIG [key=value ...]``: train one LLM policy by self-play, one command per result.
+"""``arena llm-train CONFIG [key=value ...]``: train one LLM policy by self-play — a thin front-end
+of the league runner (:mod:`arena.league.runner`): the same run directory, store, snapshots
+(Hugging Face model directories), resume after a kill, executors, TensorBoard and progress.
 
-Loop: self-play rollouts through :func:`arena.match.play_games` (``record=True``) →
-``trainer.update``; every ``eval_every`` iterations an evaluation. Games with a tree view get the
-exact numbers (return and win rate against uniform random, exploitability of the scored
-policy); social dilemmas get :mod:`arena.plugins.trainers.social_eval` (self-play cooperation,
-returns against scripted opponents). The run directory gets the resolved config,
-``metrics.csv``, ``results.json``, ``curves.png`` and ``checkpoint/`` (a model directory).
+Every ``eval_every`` iterations the learner is measured: games with a tree view get the exact
+numbers (return and win rate against uniform random, exploitability of the scored policy);
+other games (social dilemmas) get self-play and ``eval_opponents`` games with the game's
+per-seat statistics and probes (:mod:`arena.league.metrics`).
 
 ``model.dir`` is built with :func:`arena.tools.tiny_model.build_tiny_model` when it does not
 exist (tiny models are built locally, never downloaded).
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +55,8 @@ class LLMTrainConfig:
     out: str = "runs/llm/train"
     torch_threads: int = 1
     quiet: bool = False
+    executor: dict[str, Any] = field(default_factory=dict)
+    """Where rollouts run (``kind: inprocess | process | ray``, ``workers``, ``chunk``, ``address``)."""
 
 
 PRETRAIN_MARKER = "arena_pretrain.json"
@@ -99,100 +100,37 @@ def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
     return path
 
 
-def build(cfg: LLMTrainConfig):
-    from arena.loading import load_agent, load_game
-    from arena.registry import get_registry
+def league_config(cfg: LLMTrainConfig, game: Any, model_dir: Path) -> Any:
+    """The league ``arena llm-train`` runs: one LLM learner in every seat (self-play); learner
+    metrics are exact for tree games (return and win rate against random, exploitability) and
+    played otherwise (self-play and ``eval_opponents``: cooperation, returns, the game's probes)."""
+    from arena.league import LeagueConfig
 
+    learner = {"label": "learner", "agent": {"name": "llm", **dict(cfg.agent), "model": str(model_dir)},
+               "role": "learner", "trainer": {"name": cfg.trainer, "params": dict(cfg.params)},
+               "matchmaking": "self_play", "games_per_step": cfg.games_per_iter, "snapshot_every": cfg.eval_every}
+    played = not game.spec.tree
+    return load_config(LeagueConfig, None, base={
+        "game": cfg.game, "seed": cfg.seed, "out": cfg.out, "steps": cfg.iterations, "population": [learner],
+        "evaluation": {"every": cfg.eval_every, "games": 0,
+                       "metrics": {"games": cfg.eval_games if played else 0,
+                                   "opponents": list(cfg.eval_opponents) if played else []}},
+        "executor": dict(cfg.executor), "progress": not cfg.quiet, "torch_threads": cfg.torch_threads})
+
+
+def train(cfg: LLMTrainConfig, log: Any = None) -> dict[str, Any]:
+    """Build (and warm up) the model when missing, then run the league; return ``results.json``."""
+    import json
+
+    from arena.league import run_league
+    from arena.loading import load_game
+
+    log = log or (lambda line: print(line, file=sys.stderr, flush=True))
     game = load_game(cfg.game)
     path = ensure_model(cfg, game)
-    spec = {"name": "llm", **dict(cfg.agent), "model": str(path)}
-    learner = load_agent(spec, game)
-    learner.name = "learner"
-    trainer = get_registry().get("trainer", cfg.trainer).factory(game, [learner], **dict(cfg.params))
-    return game, learner, trainer
-
-
-def evaluate(game: Any, learner: Any, cfg: LLMTrainConfig, opponents: list) -> dict[str, float]:
-    if game.spec.tree:
-        from arena.exploitability import exploitability
-
-        from .evaluate import vs_random
-
-        out = vs_random(game, learner)
-        out["exploitability"] = exploitability(game, learner)
-        return out
-    from arena.plugins.trainers import social_eval as ev
-
-    return ev.flatten(ev.evaluate(game, [learner], opponents, cfg.eval_games, 10_000_019 + cfg.seed))
-
-
-def train(cfg: LLMTrainConfig, log=None) -> dict[str, Any]:
-    import torch
-
-    from arena.loading import load_agent
-    from arena.match import play_games
-    from arena.plugins.trainers import social_eval as ev
-
-    log = log or (lambda line: print(line, flush=True))
-    torch.set_num_threads(max(1, cfg.torch_threads))
-    game, learner, trainer = build(cfg)
-    opponents = [] if game.spec.tree else [load_agent(s, game) for s in cfg.eval_opponents]
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.yaml").write_text(to_yaml(cfg))
-    rows: list[dict[str, Any]] = []
-    start = time.perf_counter()
-
-    def record(it: int, metrics: dict[str, float]) -> dict[str, float]:
-        report = evaluate(game, learner, cfg, opponents)
-        rows.append({"iteration": it, "seconds": round(time.perf_counter() - start, 2), **report,
-                     **{f"train/{k}": v for k, v in metrics.items()}})
-        ev.write_rows(out / "metrics.csv", rows)
-        if not cfg.quiet:
-            shown = ", ".join(f"{k} {v:.4f}" for k, v in report.items() if isinstance(v, float))
-            log(f"[{rows[-1]['seconds']:7.1f}s] it {it:3d}  {shown}")
-        return report
-
-    metrics: dict[str, float] = {}
-    first = record(0, metrics)
-    report = first
-    for it in range(1, cfg.iterations + 1):
-        results = play_games(game, [learner] * game.spec.num_players, num_games=cfg.games_per_iter,
-                             seed=cfg.seed * 1_000_003 + it, record=True)
-        metrics = trainer.update([r.trajectory for r in results])
-        if it % cfg.eval_every == 0 or it == cfg.iterations:
-            report = record(it, metrics)
-    trainer.save(out / "checkpoint")
-    final = {"game": game.spec.full_name, "trainer": cfg.trainer, "params": dict(cfg.params), "seed": cfg.seed,
-             "iterations": cfg.iterations, "seconds": round(time.perf_counter() - start, 1),
-             "before": first, "after": report, "train": metrics}
-    ev.save_json(out / "results.json", final)
-    plot(out / "curves.png", rows, f"{cfg.trainer} on {game.spec.full_name} (seed {cfg.seed})")
-    return final
-
-
-def plot(path: Path, rows: list[dict[str, Any]], title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    keys = [k for k in rows[0] if k not in ("iteration", "seconds") and not k.startswith("train/")
-            and isinstance(rows[0][k], float)]
-    cols = min(5, len(keys))
-    nrows = -(-len(keys) // cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(3.6 * cols, 2.8 * nrows), squeeze=False)
-    for ax in axes.flat[len(keys):]:
-        ax.axis("off")
-    its = [r["iteration"] for r in rows]
-    for ax, k in zip(axes.flat, keys):
-        ax.plot(its, [r.get(k, float("nan")) for r in rows], marker="o")
-        ax.set_title(k, fontsize=9)
-        ax.set_xlabel("iteration")
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    result = run_league(league_config(cfg, game, path), config_text=to_yaml(cfg), quiet=cfg.quiet, log=log,
+                        kind="llm-train")
+    return json.loads((Path(result.run_dir) / "results.json").read_text())
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -203,8 +141,8 @@ def _args(p: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     cfg = load_config(LLMTrainConfig, *config_and_overrides(args.config, args.overrides))
     final = train(cfg)
-    print(f"wrote {cfg.out}/results.json, metrics.csv, curves.png and checkpoint/ ({final['seconds']}s)",
-          file=sys.stderr)
+    print(f"wrote {cfg.out}/results.json, metrics.csv, curves.png, snapshots/, checkpoints/ and tb/ "
+          f"({final['seconds']}s; rerun the same command to resume)", file=sys.stderr)
     return 0
 
 

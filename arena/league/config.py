@@ -1,8 +1,9 @@
 """League configuration: the dataclasses ``arena league CONFIG`` is parsed into, the checks that need
 no game played (:func:`validate`), and the fingerprint that decides whether a run may be resumed.
 
-Split out of :mod:`arena.league` so the config can be read, validated and fingerprinted without
-the runner; it imports nothing from :mod:`arena.league`.
+The config can be read, validated and fingerprinted without the runner; it imports nothing from
+:mod:`arena.league.runner`. Nothing here names an agent or trainer plugin: whether an agent can
+be a learner or solver is asked of its plugin entry (``checkpoint_param``, ``improve``).
 """
 from __future__ import annotations
 
@@ -13,14 +14,11 @@ from omegaconf import MISSING
 
 from arena.errors import ConfigError, PluginError
 from arena.executor import ExecutorConfig
-from arena.matchmaking import opponent_labels
 from arena.tournament import RatingConfig
 
 ROLES = ("fixed", "solver", "learner")
 MATCHMAKING = ("self_play", "uniform", "pfsp", "main", "main_exploiter", "league_exploiter")
 WEIGHTINGS = ("hard", "squared", "var", "linear", "linear_capped")
-LOAD_PARAM = {"neural": "checkpoint", "psro": "path", "cfr": "path", "fixed": "path", "llm": "model"}
-"""How a saved snapshot directory is loaded back: agent name -> its 'load from here' parameter."""
 
 
 @dataclass
@@ -51,14 +49,32 @@ class MemberConfig:
     """Solvers: improvement per step (PSRO/CFR iterations)."""
     main: str | None = None
     """Exploiter roles: the label of the main agent they target (default: the first ``main``)."""
+    team: str | None = None
+    """Learners with the same team share one trainer (its update sees every teammate's games, as
+    Advantage Alignment's pair needs) and train by self-play among themselves, seats filled in turn."""
+
+
+@dataclass
+class MetricsConfig:
+    """Learner metrics at every evaluation: self-play and games against fixed opponents, with
+    every per-seat statistic the game reports (cooperation, own-coin rate, ...), the game's own
+    probes (``Game.agent_metrics``) and, for tree games, exact exploitability and return against
+    uniform random. Written to ``metrics.csv``, ``results.json``, ``curves.png`` and TensorBoard."""
+
+    games: int = 0
+    """Games per opponent (and of self-play); 0 turns game-played metrics off."""
+    opponents: list[Any] = field(default_factory=list)
+    exact: bool = True
+    """Tree games: exact exploitability and return/win rate against uniform random."""
 
 
 @dataclass
 class EvaluationConfig:
     every: int = 5
     games: int = 20
-    """Games per ordered pairing (seats swapped with identical deals)."""
+    """Games per ordered pairing (seats swapped with identical deals); 0: no rating gauntlet."""
     ratings: RatingConfig = field(default_factory=RatingConfig)
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)
 
 
 @dataclass
@@ -78,12 +94,30 @@ class LeagueConfig:
     tensorboard: bool = True
     plots: bool = True
     progress: bool = True
+    torch_threads: int = 0
+    """torch intra-op threads in this process when torch is used (0: leave torch's default)."""
 
 
 def _plain(x: Any) -> Any:
     from omegaconf import DictConfig, ListConfig, OmegaConf
 
     return OmegaConf.to_container(x, resolve=True) if isinstance(x, (DictConfig, ListConfig)) else x
+
+
+def opponent_labels(cfg: LeagueConfig, m: MemberConfig) -> list[str]:
+    """Labels a learner may be matched against (default: every other member, and itself)."""
+    if m.opponents is not None:
+        return list(m.opponents)
+    return [x.label for x in cfg.population if x.label != m.label] + [m.label]
+
+
+def teams(cfg: LeagueConfig) -> dict[str, list[MemberConfig]]:
+    """Training units: each team (in population order), and each learner without a team alone."""
+    out: dict[str, list[MemberConfig]] = {}
+    for m in cfg.population:
+        if m.role == "learner":
+            out.setdefault(m.team or m.label, []).append(m)
+    return out
 
 
 def validate(cfg: LeagueConfig) -> None:
@@ -109,7 +143,7 @@ def validate(cfg: LeagueConfig) -> None:
         at = f"{where}: population[{i}] '{m.label}'"
         name, _ = parse_agent_spec(_plain(m.agent))
         try:
-            reg.get("agent", name)
+            entry = reg.get("agent", name)
             if m.trainer is not None:
                 reg.get("trainer", m.trainer.name)
         except PluginError as exc:  # unknown agent/trainer: one line naming the known ones
@@ -125,9 +159,9 @@ def validate(cfg: LeagueConfig) -> None:
             continue
         if m.trainer is None:
             raise ConfigError(f"{at}: role 'learner' needs a trainer (e.g. trainer: {{name: ppo}})")
-        if name not in LOAD_PARAM:
-            raise ConfigError(f"{at}: learner agent '{name}' cannot be snapshotted (snapshots load through "
-                              f"{', '.join(sorted(LOAD_PARAM))})")
+        if entry.checkpoint_param is None:
+            raise ConfigError(f"{at}: learner agent '{name}' cannot be snapshotted (its plugin declares no "
+                              "checkpoint_param); learners must save and load")
         if m.matchmaking not in MATCHMAKING:
             raise ConfigError(f"{at}: matchmaking must be one of {', '.join(MATCHMAKING)}, got '{m.matchmaking}'")
         if m.weighting not in WEIGHTINGS:
@@ -141,6 +175,17 @@ def validate(cfg: LeagueConfig) -> None:
                 raise ConfigError(f"{at}: AlphaStar role '{m.matchmaking}' needs a learner with matchmaking 'main'")
             if m.main is not None and m.main not in mains:
                 raise ConfigError(f"{at}: main '{m.main}' is not a learner with matchmaking 'main' ({', '.join(mains)})")
+        if m.team is not None:
+            mates = [x for x in cfg.population if x.team == m.team]
+            if any(x.role != "learner" for x in mates):
+                raise ConfigError(f"{at}: team '{m.team}' has members that are not learners")
+            if any(_plain(x.trainer) != _plain(m.trainer) for x in mates if x.trainer is not None):
+                raise ConfigError(f"{at}: team '{m.team}' members must share one trainer spec")
+            if m.matchmaking != "self_play":
+                raise ConfigError(f"{at}: team members train by self-play among themselves; "
+                                  "set matchmaking: self_play")
+            if any(x.games_per_step != m.games_per_step for x in mates):
+                raise ConfigError(f"{at}: team '{m.team}' members must share games_per_step")
         if m.matchmaking == "self_play":
             continue
         pool = opponent_labels(cfg, m)
@@ -150,8 +195,14 @@ def validate(cfg: LeagueConfig) -> None:
         if not pool and m.self_play < 1.0 and m.matchmaking in ("uniform", "pfsp"):
             raise ConfigError(f"{at}: missing opponent pool — matchmaking '{m.matchmaking}' has no opponents "
                               "(list some under opponents:, or use matchmaking: self_play)")
-    if cfg.evaluation.every < 1 or cfg.evaluation.games < 1:
-        raise ConfigError(f"{where}: evaluation.every and evaluation.games must be at least 1")
+    if cfg.evaluation.every < 1 or cfg.evaluation.games < 0 or cfg.evaluation.metrics.games < 0:
+        raise ConfigError(f"{where}: evaluation.every must be at least 1, evaluation.games and "
+                          "evaluation.metrics.games at least 0")
+    for i, spec in enumerate(cfg.evaluation.metrics.opponents):
+        try:
+            reg.get("agent", parse_agent_spec(_plain(spec))[0])
+        except PluginError as exc:
+            raise ConfigError(f"{where}: evaluation.metrics.opponents[{i}]: {exc}") from None
 
 
 def fingerprint_of(cfg: LeagueConfig) -> str:
@@ -159,6 +210,6 @@ def fingerprint_of(cfg: LeagueConfig) -> str:
     from arena.store import fingerprint
 
     d = asdict(cfg)
-    for k in ("steps", "out", "executor", "tensorboard", "plots", "progress", "keep_checkpoints"):
+    for k in ("steps", "out", "executor", "tensorboard", "plots", "progress", "keep_checkpoints", "torch_threads"):
         d.pop(k, None)
     return fingerprint(d)

@@ -1,23 +1,14 @@
 """League matchmaking maths: opponent pools, AlphaStar's PFSP weightings, the decayed payoff table
 and the one-round "newcomers against everyone" evaluation format.
 
-Split out of :mod:`arena.league` so the maths can be used and tested without the runner; it imports
-nothing from :mod:`arena.league` (config types are for annotations only).
+The maths can be used and tested without the runner; it imports nothing from the rest of
+:mod:`arena.league`.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from arena.league_config import LeagueConfig, MemberConfig
-
-
-def opponent_labels(cfg: LeagueConfig, m: MemberConfig) -> list[str]:
-    if m.opponents is not None:
-        return list(m.opponents)
-    return [x.label for x in cfg.population if x.label != m.label] + [m.label]
 
 
 def pfsp_weights(win_rates: Sequence[float], weighting: str = "hard") -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Exact evaluation of a policy agent on a small game by walking the whole game tree.
+"""Exact head-to-head evaluation of policy agents on a small game by walking the whole game tree.
 
 Why not sample: a win rate from 400 sampled Kuhn hands has a standard error of ~2.5 points,
 too coarse for before/after comparisons of a few points. Walking every chance outcome and

@@ -1,0 +1,136 @@
+"""From planned games to stored games: plan → skip stored → group by seats → tasks → record.
+
+Tournaments, league evaluation, league training rollouts and learner metrics all play games
+the same way, so they share this one path: every game has a stable id (from the run, the
+pairing, the seed and its number within the pairing), a seating and a deal; games an earlier
+(crashed) invocation already stored are skipped (or, for training, replayed and not stored
+twice); the rest are grouped by seating into :class:`~arena.executor.GameTask` chunks for
+whichever executor runs them; each finished game is committed to the run store and announced
+to observers (``arena_match_finished``) exactly once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from arena.executor import Executor, GameTask
+    from arena.store import MatchRecord, RunStore
+
+
+@dataclass(frozen=True)
+class PlannedGame:
+    id: str
+    plan_seq: int
+    round: int
+    pairing: str
+    seats: tuple[str, ...]
+    deal: int
+
+
+class Planner:
+    """Turns pairings into games with stable ids: game ``k`` of a group (counted over the whole
+    run) seats the group rotated by ``k mod n`` and plays deal ``k div n`` (duplicate style:
+    seats swap with identical cards)."""
+
+    def __init__(self, run: str, seed: int) -> None:
+        from arena.store import match_id
+
+        self._id = match_id
+        self.run, self.seed = run, seed
+        self.counters: dict[tuple[str, ...], int] = {}
+        self.seq = 0
+
+    def plan(self, rnd: int, pairings: Sequence[Any]) -> list[list[PlannedGame]]:
+        out = []
+        for p in pairings:
+            n = len(p.group)
+            key = "|".join(p.group)
+            start = self.counters.get(p.group, 0)
+            games = []
+            for k in range(start, start + p.games):
+                r = k % n
+                seats = tuple(p.group[(s + r) % n] for s in range(n))
+                games.append(PlannedGame(self._id(self.run, key, self.seed, k), self.seq, rnd, key, seats, k // n))
+                self.seq += 1
+            self.counters[p.group] = start + p.games
+            out.append(games)
+        return out
+
+
+def rotated_games(run: str, pairing: str, seed: int, base: Sequence[str], count: int, rnd: int,
+                  seq: int = 0, deal0: int = 0) -> list[PlannedGame]:
+    """``count`` games of one seating, rotated every game, each with its own deal (training:
+    as many distinct deals as games); deals are numbered from ``deal0``."""
+    from arena.store import match_id
+
+    n = len(base)
+    return [PlannedGame(match_id(run, pairing, seed, k), seq + k, rnd, pairing,
+                        tuple(base[(s + k) % n] for s in range(n)), deal0 + k) for k in range(count)]
+
+
+def tasks_for(games: Sequence[PlannedGame], agents: Mapping[str, Any], game: str, seed: int, chunk: int,
+              timeout: float | None = None, transcripts: bool = False, trajectories: bool = False) -> list[GameTask]:
+    """Group games by seating and cut them into tasks of at most ``chunk`` games; ``agents`` maps
+    each label to its spec (or :class:`~arena.executor.Checkpoint`)."""
+    from arena.executor import GameTask
+
+    by_seats: dict[tuple[str, ...], list[PlannedGame]] = {}
+    for g in games:
+        by_seats.setdefault(g.seats, []).append(g)
+    tasks = []
+    step = max(1, chunk)
+    for seats, gs in by_seats.items():
+        for i in range(0, len(gs), step):
+            part = gs[i:i + step]
+            tasks.append(GameTask(game, tuple(agents[a] for a in seats), seats, seed, tuple(g.deal for g in part),
+                                  timeout, transcripts, {g.deal: g for g in part}, trajectories))
+    return tasks
+
+
+def play_planned(executor: Executor, store: RunStore, games: Sequence[PlannedGame], agents: Mapping[str, Any], *,
+                 game: str, seed: int, chunk: int = 64, timeout: float | None = None, transcripts: bool = False,
+                 trajectories: bool = False, skip_stored: bool = True, context: Mapping[str, Any] | None = None,
+                 amend: Callable[[PlannedGame, MatchRecord], None] | None = None,
+                 on_game: Callable[[PlannedGame, Any], None] | None = None) -> list[tuple[PlannedGame, Any]]:
+    """Play ``games`` on ``executor`` into ``store``; returns ``(game, result)`` for the games
+    played now, in plan order (so what follows never depends on which worker finished first).
+
+    ``skip_stored=False`` replays stored games too (training needs their trajectories after a
+    resume); the store still keeps each game once and observers hear of it once. ``amend``
+    edits a record before it is stored (e.g. training's seat labels)."""
+    from arena.registry import get_registry
+    from arena.store import MatchRecord
+
+    hook = get_registry().hook
+    have = store.match_ids() if skip_stored else set()
+    todo = [g for g in games if g.id not in have]
+    ctx = dict(context or {}, run_dir=str(store.path))
+    played: list[tuple[PlannedGame, Any]] = []
+
+    def on_result(task: GameTask, res: Any) -> None:
+        g = task.key[res.index]
+        rec = MatchRecord.from_result(res, id=g.id, pairing=g.pairing, game=game, plan_seq=g.plan_seq, round=g.round)
+        if amend is not None:
+            amend(g, rec)
+        if store.record_match(rec, res.transcript if transcripts else None):
+            hook.arena_match_finished(result=res, context={**ctx, "match_id": g.id, "pairing": g.pairing,
+                                                           "round": g.round})
+        if on_game is not None:
+            on_game(g, res)
+        played.append((g, res))
+
+    executor.run(tasks_for(todo, agents, game, seed, chunk, timeout, transcripts, trajectories), on_result)
+    played.sort(key=lambda x: x[0].plan_seq)
+    return played
+
+
+def stored(store: RunStore, planned: Sequence[Sequence[PlannedGame]], where: str) -> list[list[Any]]:
+    """The stored records of planned games, per pairing; a missing one is an error (never silently dropped)."""
+    from arena.errors import ArenaError
+
+    by_id = {r.id: r for r in store.matches()}
+    missing = [g.id for games in planned for g in games if g.id not in by_id]
+    if missing:
+        raise ArenaError(f"{len(missing)} planned games are missing from the store after {where}")
+    return [[by_id[g.id] for g in games] for games in planned]
