@@ -47,6 +47,8 @@ class GameTask:
     """Opaque to the executor (the tournament keeps its match ids here)."""
     trajectories: bool = False
     """Ship the games' trajectories back (training); otherwise they stay on the worker."""
+    rotate: bool = False
+    """Game ``i`` seats ``seats`` rotated by ``i mod n`` (a rotated series in one batch)."""
 
 
 _AGENTS: dict[tuple, tuple[int, Any]] = {}
@@ -95,7 +97,7 @@ def run_task(task: GameTask, on_result: Callable[[Any], None] | None = None) -> 
         _GAMES[task.game] = load_game(task.game)
     game = _GAMES[task.game]
     agents = [_agent(game, task.game, s, lbl) for s, lbl in zip(task.seats, task.labels)]
-    results = play_games(game, agents, seed=task.seed, indices=list(task.indices), rotate_seats=False,
+    results = play_games(game, agents, seed=task.seed, indices=list(task.indices), rotate_seats=task.rotate,
                          timeout=task.timeout, record=task.record or task.trajectories, on_result=on_result)
     if not task.trajectories:
         for r in results:

@@ -26,6 +26,9 @@ class PlannedGame:
     pairing: str
     seats: tuple[str, ...]
     deal: int
+    rotate_from: tuple[str, ...] | None = None
+    """Set when the game is one of a rotated series over this base seating: it then shares a
+    task with the series (one batch, as :func:`arena.match.play_games` with ``rotate_seats``)."""
 
 
 class Planner:
@@ -66,7 +69,8 @@ def rotated_games(run: str, pairing: str, seed: int, base: Sequence[str], count:
 
     n = len(base)
     return [PlannedGame(match_id(run, pairing, seed, k), seq + k, rnd, pairing,
-                        tuple(base[(s + k) % n] for s in range(n)), deal0 + k) for k in range(count)]
+                        tuple(base[(s + deal0 + k) % n] for s in range(n)), deal0 + k, tuple(base))
+            for k in range(count)]
 
 
 def tasks_for(games: Sequence[PlannedGame], agents: Mapping[str, Any], game: str, seed: int, chunk: int,
@@ -75,16 +79,16 @@ def tasks_for(games: Sequence[PlannedGame], agents: Mapping[str, Any], game: str
     each label to its spec (or :class:`~arena.executor.Checkpoint`)."""
     from arena.executor import GameTask
 
-    by_seats: dict[tuple[str, ...], list[PlannedGame]] = {}
+    by_seats: dict[tuple[tuple[str, ...], bool], list[PlannedGame]] = {}
     for g in games:
-        by_seats.setdefault(g.seats, []).append(g)
+        by_seats.setdefault((g.rotate_from or g.seats, g.rotate_from is not None), []).append(g)
     tasks = []
     step = max(1, chunk)
-    for seats, gs in by_seats.items():
+    for (seats, rotate), gs in by_seats.items():
         for i in range(0, len(gs), step):
             part = gs[i:i + step]
             tasks.append(GameTask(game, tuple(agents[a] for a in seats), seats, seed, tuple(g.deal for g in part),
-                                  timeout, transcripts, {g.deal: g for g in part}, trajectories))
+                                  timeout, transcripts, {g.deal: g for g in part}, trajectories, rotate))
     return tasks
 
 

@@ -106,8 +106,9 @@ def test_cli_runs_and_rejects_bad_input(tmp_path):
     ok = subprocess.run([sys.executable, "-m", "arena.cli", "llm-train", str(cfg)], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr[-2000:]
     res = json.loads((tmp_path / "run" / "results.json").read_text())
-    assert set(res["before"]) == {"return_vs_random", "winrate_vs_random", "exploitability"}
-    assert (tmp_path / "run" / "checkpoint" / "config.json").exists() and (tmp_path / "run" / "curves.png").exists()
+    assert set(res["first"]) == {"step", "seconds", "return_vs_random", "winrate_vs_random", "exploitability"}
+    assert (tmp_path / "run" / "snapshots" / "learner@1" / "config.json").exists()
+    assert (tmp_path / "run" / "curves.png").exists()
     bad = subprocess.run([sys.executable, "-m", "arena.cli", "llm-train", str(cfg), "params.baseline=median"],
                          capture_output=True, text=True)
     assert bad.returncode == 2
@@ -130,9 +131,10 @@ def test_llm_aa_learns_reciprocity_on_the_text_ipd_where_naive_defects(tmp_path)
         cfg = load_config(LLMTrainConfig, "configs/llm/ipd_aa.yaml",
                           budget + [f"params.beta={beta}", f"out={tmp_path / name}"])
         runs[name] = train(cfg)
-    aa, naive = runs["aa"]["after"], runs["naive"]["after"]
-    assert runs["aa"]["before"] == runs["naive"]["before"]  # same model, same start
-    assert 0.3 < runs["aa"]["before"]["selfplay/cooperation"] < 0.7  # the warm-up teaches no strategy
+    aa, naive = runs["aa"]["final"], runs["naive"]["final"]
+    first = [{k: v for k, v in runs[x]["first"].items() if k != "seconds"} for x in ("aa", "naive")]
+    assert first[0] == first[1]  # same model, same start
+    assert 0.3 < runs["aa"]["first"]["selfplay/cooperation"] < 0.7  # the warm-up teaches no strategy
     assert aa["selfplay/cooperation"] > 0.8 and naive["selfplay/cooperation"] < 0.1, (aa, naive)
     assert aa["probe/P(C|CC)"] > 0.9 and aa["probe/P(C|CD)"] < 0.1  # reciprocity, not blind cooperation
     assert aa["vs_always_defect/cooperation"] <= 0.25  # cooperates at most in the first round

@@ -33,18 +33,18 @@ def test_short_ipd_runs_learn_in_opposite_directions(tmp_path):
     ppo = _run("ipd_ppo.yaml", tmp_path)
     aa = _run("ipd_aa.yaml", tmp_path)
     start = 0.5  # both start from the near-uniform initial policy
-    ppo_coop = ppo["final"]["selfplay"]["cooperation"]
-    aa_coop = aa["final"]["selfplay"]["cooperation"]
+    ppo_coop = ppo["final"]["selfplay/cooperation"]
+    aa_coop = aa["final"]["selfplay/cooperation"]
     assert ppo_coop < start - 0.3, ppo_coop  # naive learners slide to mutual defection
     # AA first learns to retaliate (its cooperation dips, then climbs to ~1 by iteration 14 in
     # configs/social/ipd_aa.yaml); after 8 iterations it is already far from the naive pair:
     assert aa_coop > ppo_coop + 0.25, (aa_coop, ppo_coop)
-    probe, naive = aa["final"]["probe"], ppo["final"]["probe"]
-    assert probe["P(C|CC)"] > probe["P(C|CD)"] + 0.2  # reciprocity: cooperate after CC, retaliate after CD
-    assert probe["P(C|CC)"] > naive["P(C|CC)"] + 0.3
-    assert aa["final"]["vs_always_defect"]["return_per_round"] > ppo["final"]["vs_always_defect"]["return_per_round"] - 0.1
+    probe, naive = aa["final"], ppo["final"]
+    assert probe["probe/P(C|CC)"] > probe["probe/P(C|CD)"] + 0.2  # reciprocity: cooperate after CC, retaliate after CD
+    assert probe["probe/P(C|CC)"] > naive["probe/P(C|CC)"] + 0.3
+    assert aa["final"]["vs_always_defect/return_per_round"] > ppo["final"]["vs_always_defect/return_per_round"] - 0.1
     rows = (tmp_path / "ipd_aa.yaml" / "metrics.csv").read_text().splitlines()
-    assert len(rows) == 3 and rows[0].startswith("iteration,")
+    assert len(rows) == 3 and rows[0].startswith("step,")  # before training, and at iteration 8
     assert (tmp_path / "ipd_aa.yaml" / "curves.png").stat().st_size > 1000
 
 
@@ -73,8 +73,9 @@ def test_arena_train_cli_writes_a_run(tmp_path, subprocess_env):
     proc = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     final = json.loads((out / "results.json").read_text())
-    assert final["trainer"] == "reinforce" and "vs_always_defect" in final["final"]
-    assert (out / "checkpoints" / "learner_0" / "weights.pt").exists()
+    assert final["steps"] == 2 and "vs_always_defect/return" in final["final"]
+    assert (out / "checkpoints" / "step-000002" / "learners" / "learner_0" / "weights.pt").exists()
+    assert (out / "snapshots" / "learner_1@2" / "arena_agent.json").exists()
 
 
 @pytest.mark.parametrize("args,message", [

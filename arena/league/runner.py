@@ -331,7 +331,6 @@ class League:
     def train(self, step: int, unit: Unit, refs: dict[str, Any]) -> dict[str, float]:
         """This step's games for one unit, through the executor, then one trainer update."""
         from arena.schedule import play_planned, rotated_games
-        from arena.store import match_id
 
         n = self.game.spec.num_players
         lead = self.members[unit.members[0]]
@@ -345,7 +344,7 @@ class League:
             for opp in self.choose(step, lead, rng):
                 counts[opp] = counts.get(opp, 0) + 1
             groups = {opp: [me] + [opp] * (n - 1) for opp in sorted(counts)}
-        seed = int(match_id(self.fp, f"train|{step}|{unit.label}", self.cfg.seed, 0)[:8], 16)
+        seed = self.cfg.seed * 1_000_003 + step + 7_919 * list(self.units).index(unit.label)
         planned, seq = [], 0
         for opp, base in groups.items():
             planned += rotated_games(self.fp, f"train|{step}|{unit.label}|{opp}", seed, base, counts[opp], step, seq, seq)
