@@ -183,8 +183,16 @@ def _match_run(args: argparse.Namespace) -> int:
         raise ArenaError(f"game '{game.spec.full_name}' has {game.spec.num_players} seats but "
                          f"{len(agents)} agents were given")
     dedupe_names(agents)
+    from arena.registry import get_registry
+
+    hook = get_registry().hook
+    run = {"kind": "match", "run_id": f"match-{id(agents)}", "run_dir": None, "total": cfg.games,
+           "unit": "games", "tensorboard": False, "progress": not args.json}
+    hook.arena_run_started(run=run)
     results = play_games(game, agents, num_games=cfg.games, seed=cfg.seed, rotate_seats=cfg.rotate_seats,
-                         timeout=cfg.timeout, batch_size=cfg.batch_size)
+                         timeout=cfg.timeout, batch_size=cfg.batch_size,
+                         on_result=lambda r: hook.arena_match_finished(result=r, context=run))
+    hook.arena_run_finished(run=run, summary={"status": "finished", "games": len(results)})
     summary = summarize(results, [a.name for a in agents])
     report = {"game": game.spec.full_name, "games": cfg.games, "seed": cfg.seed, "agents": summary,
               "results": [{"index": r.index, "seats": r.seats, "returns": r.returns,

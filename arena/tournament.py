@@ -392,7 +392,12 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
             store.record_snapshot(step, "bt", {a: (fit.rating[i], None, None, games[a]) for i, a in enumerate(names)})
             tb.scalars({f"rating/bt/{a}": fit.rating[i] for i, a in enumerate(names)}, step)
 
-    context = {"kind": "tournament"}
+    from arena.registry import get_registry
+
+    hook = get_registry().hook
+    context = {"kind": "tournament", "run_id": f"tournament-{id(store)}", "run_dir": str(store.path), "total": None,
+               "unit": "games", "tensorboard": False, "progress": False}  # its own bar and rating curves
+    hook.arena_run_started(run=context)
     with make_executor(cfg.executor) as ex, progress(f"{game_name} {cfg.format.kind}", 0,
                                                        cfg.progress and not quiet) as bar:
         def play(rnd: int, pairings: Round) -> Results:
@@ -425,5 +430,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
 
     tb.text("leaderboard", to_markdown(board, title), len(records))
     tb.close()
+    hook.arena_run_finished(run=context, summary={"status": "finished", "games": len(records),
+                                                  "leaderboard_markdown": to_markdown(board, title)})
     store.close()
     return TournamentResult(str(store.path), names, ranking, board, played, len(records))

@@ -147,9 +147,16 @@ def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None
         elif not hub.wait_connected(cfg.join_timeout):
             raise ArenaError(f"not every person joined within join_timeout={cfg.join_timeout}s")
         results = []
+        from arena.registry import get_registry
+
+        hook = get_registry().hook
+        run = {"kind": "host", "run_id": f"host-{id(hub)}", "run_dir": str(store.path) if store else None,
+               "total": len(todo), "unit": "games", "tensorboard": False, "progress": False}
+        hook.arena_run_started(run=run)
 
         def on_result(res: Any) -> None:
             _record(store, res, planned, spec.full_name, names, cfg.transcripts)
+            hook.arena_match_finished(result=res, context=dict(run, match_id=planned[res.index]))
             reason = f"{res.forfeit.agent} forfeits: {res.forfeit.reason}" if res.forfeit else None
             for p in humans:
                 final = hub.state.observation_text(p) if hub.state is not None else ""
@@ -165,6 +172,7 @@ def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None
             for n, x in zip(r.seats, r.returns):
                 totals[n] = totals.get(n, 0.0) + x
         hub.finish({"games": len(results), "totals": totals})
+        hook.arena_run_finished(run=run, summary={"status": "finished", "games": len(results), "totals": totals})
         if store is not None:
             _rate(store, spec, names)
             say(f"results and transcripts: {store.path} (arena leaderboard {store.path})")

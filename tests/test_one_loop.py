@@ -1,0 +1,198 @@
+"""The one training loop: the host names no plugin; training rollouts give the same
+trajectories and weights on every executor; observers hear of every stored game; ``arena
+train`` resumes after SIGKILL to the same final numbers."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import arena
+from conftest import REPO, arena_cmd
+
+torch = pytest.importorskip("torch")
+
+
+def test_host_never_imports_builtin_plugins():
+    bad = []
+    for path in sorted((REPO / "arena").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for n in names:
+                if n.split(".")[:2] in (["arena", "plugins"], ["arena", "games"], ["arena", "tools"]):
+                    bad.append(f"{path.relative_to(REPO)}:{node.lineno} imports {n}")
+    assert not bad, bad
+
+
+def _train_rows(db: Path) -> dict:
+    with sqlite3.connect(db) as c:
+        return {r[0]: r[1:] for r in c.execute("SELECT id, seats, returns, round FROM matches")}
+
+
+def _league(out: Path, kind: str) -> dict:
+    return {"game": "kuhn_poker", "seed": 2, "steps": 3, "out": str(out), "progress": False, "tensorboard": False,
+            "plots": False, "executor": {"kind": kind, "workers": 2, "chunk": 16},
+            "population": [
+                {"label": "random", "agent": "random"},
+                {"label": "ppo", "agent": "neural:hidden=16,seed=1", "role": "learner",
+                 "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}}, "matchmaking": "uniform",
+                 "self_play": 0.5, "games_per_step": 48, "snapshot_every": 3}],
+            "evaluation": {"every": 3, "games": 4, "ratings": {"bootstrap": 0}}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["process", "ray"])
+def test_training_rollouts_identical_on_every_executor(tmp_path, kind):
+    """PPO on Kuhn (league) and AA on the IPD (``arena train``): byte-identical stores and weights."""
+    if kind == "ray":
+        pytest.importorskip("ray")
+    from arena.config import load_config
+    from arena.league import LeagueConfig, run_league
+    from arena.plugins.trainers.train_command import TrainConfig, train
+
+    torch.set_num_threads(1)
+    for ex in ("inprocess", kind):
+        run_league(load_config(LeagueConfig, None, base=_league(tmp_path / f"ppo-{ex}", ex)), quiet=True)
+        cfg = load_config(TrainConfig, REPO / "configs/social/ipd_aa.yaml",
+                          overrides=["iterations=3", "games_per_iter=32", "eval_every=3", "eval_games=16",
+                                     "quiet=true", f"out={tmp_path / f'aa-{ex}'}", f"executor.kind={ex}",
+                                     "executor.workers=2", "executor.chunk=16"])
+        train(cfg)
+    for run, learners in (("ppo", ["ppo"]), ("aa", ["learner_0", "learner_1"])):
+        a, b = tmp_path / f"{run}-inprocess", tmp_path / f"{run}-{kind}"
+        assert _train_rows(a / "train" / "arena.sqlite") == _train_rows(b / "train" / "arena.sqlite")
+        step = sorted(p.name for p in (a / "checkpoints").glob("step-*"))[-1]
+        for lbl in learners:
+            wa = torch.load(a / "checkpoints" / step / "learners" / lbl / "weights.pt", weights_only=True)
+            wb = torch.load(b / "checkpoints" / step / "learners" / lbl / "weights.pt", weights_only=True)
+            assert all(torch.equal(wa[k], wb[k]) for k in wa), (run, lbl)
+    assert json.loads((tmp_path / "aa-inprocess" / "results.json").read_text())["final"] == pytest.approx(
+        {k: v for k, v in json.loads((tmp_path / f"aa-{kind}" / "results.json").read_text())["final"].items()
+         if k != "seconds"} | {"seconds": json.loads((tmp_path / "aa-inprocess" / "results.json").read_text())
+                               ["final"]["seconds"]})
+
+
+class Counter:
+    """A third-party observer: counts what every run tells it."""
+
+    def __init__(self):
+        self.games: dict[str, int] = {}
+        self.steps: dict[str, int] = {}
+        self.started: list[str] = []
+        self.finished: list[str] = []
+
+    @arena.hookimpl
+    def arena_run_started(self, run):
+        self.started.append(run["kind"])
+
+    @arena.hookimpl
+    def arena_match_finished(self, result, context):
+        self.games[context["kind"]] = self.games.get(context["kind"], 0) + 1
+
+    @arena.hookimpl
+    def arena_league_step(self, step, metrics, context):
+        self.steps[context["kind"]] = self.steps.get(context["kind"], 0) + 1
+
+    @arena.hookimpl
+    def arena_run_finished(self, run, summary):
+        self.finished.append(run["kind"])
+
+
+def _count(db: Path) -> int:
+    with sqlite3.connect(db) as c:
+        return c.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+
+
+def test_observer_plugin_hears_every_stored_game(tmp_path, fresh_registry, capsys):
+    from arena.cli import main
+    from arena.config import load_config
+    from arena.league import LeagueConfig, run_league
+    from arena.plugins.trainers.train_command import TrainConfig, train
+    from arena.registry import get_registry
+    from arena.tournament import TournamentConfig, run_tournament
+
+    counter = Counter()
+    get_registry().register(counter, "test_counter")
+
+    assert main(["match", "--game", "kuhn_poker", "--agents", "random", "random", "--games", "30", "--json"]) == 0
+    assert counter.games["match"] == 30
+    run_tournament(load_config(TournamentConfig, None, base={
+        "game": "kuhn_poker", "agents": ["random", "cfr:iterations=20"], "format": {"kind": "round_robin", "games": 5},
+        "out": str(tmp_path / "t"), "progress": False, "plots": False}), quiet=True)
+    assert counter.games["tournament"] == _count(tmp_path / "t" / "arena.sqlite") == 10
+    run_league(load_config(LeagueConfig, None, base=_league(tmp_path / "l", "inprocess")), quiet=True)
+    stored = sum(_count(tmp_path / "l" / s / "arena.sqlite") for s in (".", "train", "metrics"))
+    assert counter.games["league"] == stored and counter.steps["league"] == 3
+    train(load_config(TrainConfig, REPO / "configs/social/ipd_reinforce.yaml",
+                      overrides=["iterations=2", "games_per_iter=8", "eval_every=2", "eval_games=4", "quiet=true",
+                                 f"out={tmp_path / 'tr'}"]))
+    stored = sum(_count(tmp_path / "tr" / s / "arena.sqlite") for s in (".", "train", "metrics"))
+    assert counter.games["train"] == stored == 2 * 8 + 2 * 4 * 4 and counter.steps["train"] == 2
+    assert counter.finished == counter.started == ["match", "tournament", "league", "train"]
+
+
+@pytest.mark.slow
+def test_arena_train_killed_with_sigkill_resumes_to_the_same_numbers(tmp_path, subprocess_env):
+    args = ["train", str(REPO / "configs/social/ipd_aa.yaml"), "iterations=6", "games_per_iter=32",
+            "eval_every=3", "eval_games=16", "quiet=true"]
+    clean = subprocess.run(arena_cmd() + args + [f"out={tmp_path / 'clean'}"], capture_output=True, text=True,
+                           env=subprocess_env, timeout=300)
+    assert clean.returncode == 0, clean.stderr[-2000:]
+    crash = arena_cmd() + args + [f"out={tmp_path / 'crash'}"]
+    proc = subprocess.Popen(crash, env=subprocess_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    db, killed = tmp_path / "crash" / "arena.sqlite", None
+    deadline = time.time() + 240
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            with sqlite3.connect(db, timeout=1) as c:
+                r = c.execute("SELECT value FROM meta WHERE key='league_step'").fetchone()
+        except sqlite3.Error:
+            r = None
+        if r and int(r[0]) >= 2:
+            os.kill(proc.pid, signal.SIGKILL)
+            killed = int(r[0])
+            break
+        time.sleep(0.01)
+    proc.wait(timeout=60)
+    assert killed is not None and killed < 6, proc.stderr.read().decode()[-2000:]
+    again = subprocess.run(crash, capture_output=True, text=True, env=subprocess_env, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    a = json.loads((tmp_path / "clean" / "results.json").read_text())["final"]
+    b = json.loads((tmp_path / "crash" / "results.json").read_text())["final"]
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b
+    for lbl in ("learner_0", "learner_1"):
+        wa = torch.load(tmp_path / "clean/checkpoints/step-000006/learners" / lbl / "weights.pt", weights_only=True)
+        wb = torch.load(tmp_path / "crash/checkpoints/step-000006/learners" / lbl / "weights.pt", weights_only=True)
+        assert all(torch.equal(wa[k], wb[k]) for k in wa)
+    assert _train_rows(tmp_path / "clean/train/arena.sqlite") == _train_rows(tmp_path / "crash/train/arena.sqlite")
+
+
+def test_malicious_trainer_state_is_refused(tmp_path):
+    """Resuming never unpickles arbitrary objects from a run directory."""
+    import pickle
+
+    from arena.errors import ArenaError
+    from arena.trainer import Trainer, load_trainer_state
+
+    class Boom:
+        def __reduce__(self):
+            return (os.system, (f"touch {tmp_path / 'pwned'}",))
+
+    path = tmp_path / "state.pt"
+    with open(path, "wb") as f:
+        pickle.dump({"x": Boom()}, f)
+    with pytest.raises(ArenaError, match="refusing to load trainer state"):
+        load_trainer_state(Trainer(), path)
+    assert not (tmp_path / "pwned").exists()
