@@ -27,7 +27,7 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     return target
 
 
-def atomic_dir(path: str | Path, write: Callable[[Path], None]) -> Path:
+def atomic_dir(path: str | Path, write: Callable[[Path], Any]) -> Path:
     """Write a directory under a temporary name, then rename: it exists whole or not at all."""
     import shutil
 

@@ -46,9 +46,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("arena-rl")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena", description="Games, agents, trainers, tournaments and leagues.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    parser.add_argument("--version", action="version", version=f"arena {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for cmd in builtin_commands() + [r.entry for r in get_registry().items("command")]:
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)

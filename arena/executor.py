@@ -129,8 +129,10 @@ class InProcessExecutor(Executor):
     kind = "inprocess"
 
     def run(self, tasks: Sequence[GameTask], on_result: OnResult) -> None:
+        from functools import partial
+
         for task in tasks:
-            run_task(task, on_result=lambda res, t=task: on_result(t, res))
+            run_task(task, on_result=partial(on_result, task))
 
 
 class ProcessPoolExecutor(Executor):

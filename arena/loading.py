@@ -38,13 +38,13 @@ def parse_agent_spec(spec: Any) -> tuple[str, dict[str, Any]]:
     if ":" not in text:
         return text.strip(), {}
     name, rest = text.split(":", 1)
-    params: dict[str, Any] = {}
+    parsed: dict[str, Any] = {}
     for part in _split_top_level(rest):
         if "=" not in part:
             raise ArenaError(f"agent parameter {part!r} in {text!r} is not key=value")
         k, v = part.split("=", 1)
-        params[k.strip()] = parse_scalar(v.strip())
-    return name.strip(), params
+        parsed[k.strip()] = parse_scalar(v.strip())
+    return name.strip(), parsed
 
 
 def load_agent(spec: Any, game: Game, **params: Any) -> Agent:

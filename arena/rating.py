@@ -153,7 +153,7 @@ class BTFit:
     """Covariance of θ from the observed information (for uncertainty-guided pairing)."""
 
     def as_dict(self) -> dict[str, tuple[float, float, float]]:
-        return {n: (float(r), float(l), float(h)) for n, r, l, h in zip(self.names, self.rating, self.lo, self.hi)}
+        return {n: (float(r), float(lo), float(h)) for n, r, lo, h in zip(self.names, self.rating, self.lo, self.hi)}
 
 
 def win_matrix(outcomes: Iterable[tuple[str, str, float]], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

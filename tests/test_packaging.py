@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
 import pytest
 

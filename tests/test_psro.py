@@ -7,7 +7,6 @@ import pytest
 
 from arena.exploitability import exploitability
 from arena.loading import load_agent, load_game
-from arena.plugins.agents.psro.exact import TreeOracle
 from arena.plugins.agents.psro.meta_solvers import hybrid, make_meta_solver, zero_sum_nash
 from arena.plugins.agents.psro.solver import PSRO
 

@@ -8,7 +8,6 @@ import arena
 from arena.agent import Observation
 from arena.errors import ArenaError
 from arena.game import CHANCE, SIMULTANEOUS, TERMINAL
-from arena.games.social.coin import CoinState
 
 C, D = 0, 1
 

@@ -36,6 +36,7 @@ import shutil
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -134,7 +135,7 @@ class League:
     # -- building ------------------------------------------------------------------------------------
     def _build(self) -> None:
         from arena.league.metrics import LearnerMetrics
-        from arena.loading import load_agent, load_checkpoint, save_checkpoint
+        from arena.loading import load_agent, load_checkpoint
         from arena.atomic import atomic_dir
         from arena.registry import get_registry
         from arena.trainer import load_trainer_state
@@ -159,12 +160,13 @@ class League:
                                       "use role: fixed")
                 done = self.state.solver_budget.get(m.label, 0)
                 if done:
-                    agent.improve(done)  # deterministic replay up to the committed budget
+                    getattr(agent, "improve")(done)  # deterministic replay up to the committed budget
             self.members[m.label] = mem
         reg = get_registry()
         for unit, mates in teams(self.cfg).items():
             agents = [self.members[x.label].agent for x in mates]
             spec = mates[0].trainer
+            assert spec is not None  # validate() requires a trainer for every learner
             trainer = reg.get("trainer", spec.name).factory(self.game, agents, **dict(spec.params))
             if ckpt is not None:
                 load_trainer_state(trainer, ckpt / "trainers" / f"{unit}.pt")
@@ -174,7 +176,7 @@ class League:
                 mem.unit = unit
                 mem.initial_dir = self.run_dir / "checkpoints" / "initial" / x.label
                 if not mem.initial_dir.exists():
-                    atomic_dir(mem.initial_dir, lambda d, m=mem: save_checkpoint(m.agent, d, m.spec))
+                    atomic_dir(mem.initial_dir, partial(_save, mem))
         for s in self.state.snapshots:
             self.snapshot_agents[s["label"]] = load_checkpoint(s["path"], self.game)
             self.snapshot_agents[s["label"]].name = s["label"]
@@ -204,7 +206,6 @@ class League:
         checkpoint, live learners and solvers by a checkpoint at their current version (written
         only for executors outside this process; in-process the live agent itself is used)."""
         from arena.executor import Checkpoint, remember_agent
-        from arena.loading import save_checkpoint
         from arena.atomic import atomic_dir
 
         name = self.game.spec.full_name
@@ -220,7 +221,7 @@ class League:
             if self.cfg.executor.kind == "inprocess":
                 remember_agent(self.game, name, ref, label, mem.agent)
             elif self.saved_version.get(label) != version:
-                atomic_dir(Path(ref.path), lambda d, m=mem: save_checkpoint(m.agent, d, m.spec))
+                atomic_dir(Path(ref.path), partial(_save, mem))
                 self.saved_version[label] = version
         for s in self.state.snapshots:
             out[s["label"]] = Checkpoint(s["path"])
@@ -388,12 +389,12 @@ class League:
     # -- snapshots -------------------------------------------------------------------------------------
     def snapshot(self, step: int, mem: Member) -> str:
         from arena.atomic import atomic_dir
-        from arena.loading import load_checkpoint, save_checkpoint
+        from arena.loading import load_checkpoint
 
         label = f"{mem.cfg.label}@{step}"
         path = self.run_dir / "snapshots" / label
         if not path.exists():
-            atomic_dir(path, lambda d: save_checkpoint(mem.agent, d, mem.spec))
+            atomic_dir(path, partial(_save, mem))
         if not any(s["label"] == label for s in self.state.snapshots):
             self.state.snapshots.append({"label": label, "member": mem.cfg.label, "step": step, "path": str(path)})
         if label not in self.snapshot_agents:
@@ -592,6 +593,12 @@ class League:
         self.train_store.close()
         if hasattr(self, "metrics_store"):
             self.metrics_store.close()
+
+
+def _save(mem: Member, directory: Path) -> None:
+    from arena.loading import save_checkpoint
+
+    save_checkpoint(mem.agent, directory, mem.spec)
 
 
 def _agent_name(spec: Any) -> str:
