@@ -171,3 +171,23 @@ VARIANTS = ("retail", "paper")
 
 def set_size(colour: str) -> int:
     return len(RENTS[colour])
+
+
+RAINBOW_ID = BY_NAME[RAINBOW].id
+
+
+def pile_complete(pile: list[int], c: int) -> bool:
+    """A colour pile is complete with as many properties as the set's size, at least one of
+    them not the any-colour wild (which cannot make a set on its own)."""
+    return len(pile) >= len(RENTS[COLOURS[c]]) and any(k != RAINBOW_ID for k in pile)
+
+
+def pile_rent(pile: list[int], c: int, house: bool = False, hotel: bool = False) -> int:
+    """Rent for colour ``c`` from this pile: 0 without a real property of that colour on it."""
+    if not pile or all(k == RAINBOW_ID for k in pile):
+        return 0
+    rents = RENTS[COLOURS[c]]
+    base = rents[min(len(pile), len(rents)) - 1]
+    if pile_complete(pile, c):
+        base += HOUSE_RENT * house + HOTEL_RENT * hotel
+    return base

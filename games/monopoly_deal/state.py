@@ -22,14 +22,13 @@ from typing import Any
 import numpy as np
 
 from arena.game import CHANCE, TERMINAL, Action, GameSpec, IllegalActionError, State
-from arena.games.monopoly_deal.cards import (COLOURS, DOUBLE_RENT, HOUSE_RENT, HOTEL_RENT, JUST_SAY_NO, KINDS,
-                                             NO_BUILDINGS, RAINBOW, RENTS, WILD, kind)
+from arena.games.monopoly_deal.cards import (COLOURS, DOUBLE_RENT, JUST_SAY_NO, KINDS, NO_BUILDINGS, RAINBOW_ID,
+                                             RENTS, WILD, kind, pile_complete, pile_rent)
 from arena.games.monopoly_deal.rules import ActionLayout, MonopolyDealConfig, layout_for
 
 NC = len(COLOURS)
 JSN = kind(JUST_SAY_NO).id
 DTR = kind(DOUBLE_RENT).id
-RAINBOW_ID = kind(RAINBOW).id
 HOUSE_ID, HOTEL_ID = kind("House").id, kind("Hotel").id
 SIZE = [len(RENTS[c]) for c in COLOURS]
 DEBTS = ("rent", "debt", "birthday")
@@ -196,22 +195,14 @@ class MonopolyDealState(State):
 
     # -- facts --------------------------------------------------------------------------------
     def is_complete(self, p: int, c: int) -> bool:
-        """A set is complete with as many properties as its size, at least one not the any-colour wild."""
-        pile = self.props[p][c]
-        return len(pile) >= SIZE[c] and any(k != RAINBOW_ID for k in pile)
+        return pile_complete(self.props[p][c], c)
 
     def complete_sets(self, p: int) -> int:
-        return sum(1 for c in range(NC) if self.is_complete(p, c))
+        return sum(1 for c in range(NC) if pile_complete(self.props[p][c], c))
 
     def rent(self, p: int, c: int) -> int:
         """Rent ``p`` may charge for colour ``c`` (0 when it holds none there, or only the any-colour wild)."""
-        pile = self.props[p][c]
-        if not pile or all(k == RAINBOW_ID for k in pile):
-            return 0
-        base = RENTS[COLOURS[c]][min(len(pile), SIZE[c]) - 1]
-        if self.is_complete(p, c):
-            base += HOUSE_RENT * self.house[p][c] + HOTEL_RENT * self.hotel[p][c]
-        return base
+        return pile_rent(self.props[p][c], c, self.house[p][c], self.hotel[p][c])
 
     def bank_value(self, p: int) -> int:
         return sum(KINDS[k].value * c for k, c in enumerate(self.banks[p]) if c)

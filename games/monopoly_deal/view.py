@@ -273,3 +273,96 @@ def encode(s: "MonopolyDealState", p: int) -> np.ndarray:
         if "colour" in eff:
             x[sl["colour"].start + L.cpos[eff["colour"]]] = 1
     return x
+
+
+# -- decoding (for scripted agents and the abstraction: they read only the tensor) ---------------
+class PlayerView:
+    """A player's observation tensor read back into named parts, with absolute seats.
+
+    ``props[q][c]`` lists the kind ids on seat ``q``'s colour ``c`` (all colours, unused ones
+    empty), ``banks[q]`` maps kind id to count; ``hand`` likewise for the observer.
+    """
+
+    def __init__(self, x: np.ndarray, variant: str, n: int, me: int) -> None:
+        L = tensor_layout(variant, n)
+        sl = L.slices
+        x = np.asarray(x).reshape(-1)
+        self.n, self.me, self.variant = n, me, variant
+        self.phase = PHASES[int(np.argmax(x[sl["phase"]]))]
+        sc = x[sl["scalars"]]
+        from arena.games.monopoly_deal.cards import rules_for
+
+        self.rules = rules_for(variant)
+        self.acting = bool(sc[0])
+        self.plays_left = int(round(sc[1] * self.rules.plays_per_turn))
+        self.draw_left = int(round(sc[3] * self.rules.deck_size))
+        self.hand = {k: int(round(x[sl["hand"].start + i])) for i, k in enumerate(L.kinds) if x[sl["hand"].start + i]}
+        self.discard = {k: int(round(x[sl["discard"].start + i])) for i, k in enumerate(L.kinds)
+                        if x[sl["discard"].start + i]}
+        NC = len(COLOURS)
+        C, P, K = len(L.colours), len(L.pairs), len(L.kinds)
+        self.props = [[[] for _ in range(NC)] for _ in range(n)]
+        self.house = [[False] * NC for _ in range(n)]
+        self.hotel = [[False] * NC for _ in range(n)]
+        self.banks: list[dict[int, int]] = [{} for _ in range(n)]
+        self.hand_size = [0] * n
+        self.turn_player = -1
+        for r in range(n):
+            q = (me + r) % n
+            b = sl["seats"].start + r * L.seat_block
+            for i, (k, c) in enumerate(L.pairs):
+                self.props[q][c] += [k] * int(round(x[b + i]))
+            for i, c in enumerate(L.colours):
+                self.house[q][c] = bool(x[b + P + i])
+                self.hotel[q][c] = bool(x[b + P + C + i])
+            for i, k in enumerate(L.kinds):
+                if x[b + P + 2 * C + i]:
+                    self.banks[q][k] = int(round(x[b + P + 2 * C + i]))
+            e = b + P + 2 * C + K
+            self.hand_size[q] = int(round(x[e + 1] * 7))
+            if x[e + 3]:
+                self.turn_player = q
+        eff = x[sl["effect"]]
+        self.effect = EFFECTS[int(np.argmax(eff))] if eff.any() else None
+        self.owed = int(round(x[sl["pending"].start] * 10))
+        self.amount = int(round(x[sl["pending"].start + 1] * 10))
+        self.jsn_count = int(round(x[sl["pending"].start + 2]))
+
+        def seat_of(block: str) -> int:
+            v = x[sl[block]]
+            return (me + int(np.argmax(v))) % n if v.any() else -1
+
+        def pair_of(block: str) -> tuple[int, int] | None:
+            v = x[sl[block]]
+            return L.pairs[int(np.argmax(v))] if v.any() else None
+
+        self.by, self.target = seat_of("by"), seat_of("target")
+        self.take, self.give = pair_of("take"), pair_of("give")
+        col = x[sl["colour"]]
+        self.colour = L.colours[int(np.argmax(col))] if col.any() else -1
+
+    # facts shared with the state (same functions)
+    def complete(self, q: int, c: int) -> bool:
+        from arena.games.monopoly_deal.cards import pile_complete
+
+        return pile_complete(self.props[q][c], c)
+
+    def complete_sets(self, q: int) -> int:
+        return sum(1 for c in range(len(COLOURS)) if self.complete(q, c))
+
+    def rent(self, q: int, c: int) -> int:
+        from arena.games.monopoly_deal.cards import pile_rent
+
+        return pile_rent(self.props[q][c], c, self.house[q][c], self.hotel[q][c])
+
+    def bank_value(self, q: int) -> int:
+        return sum(KINDS[k].value * c for k, c in self.banks[q].items())
+
+    def assets(self, q: int) -> int:
+        """What ``q`` could pay with: bank, table properties, buildings."""
+        return (self.bank_value(q) + sum(KINDS[k].value for pile in self.props[q] for k in pile)
+                + 3 * sum(self.house[q]) + 4 * sum(self.hotel[q]))
+
+    def need(self, q: int, c: int) -> int:
+        """Cards ``q`` still lacks to complete colour ``c``."""
+        return max(0, len(RENTS[COLOURS[c]]) - len(self.props[q][c])) if not self.complete(q, c) else 0
