@@ -65,6 +65,8 @@ class MonopolyDealGame(Game):
 
 @hookimpl
 def arena_games() -> list[GameEntry]:
-    return [GameEntry("monopoly_deal", MonopolyDealGame,
+    from arena.games.monopoly_deal.abstract import ENTRY as INTENTS_ENTRY
+
+    return [INTENTS_ENTRY, GameEntry("monopoly_deal", MonopolyDealGame,
                       "Monopoly Deal (2-5 players; variant=paper: the BORG paper's 2-player game): rent, Just Say No "
                       "chains, payment one card at a time", asdict(MonopolyDealConfig()))]

@@ -133,6 +133,10 @@ class Rules:
     jsn_counter: bool
     """A Just Say No may itself be answered by a Just Say No (chains)."""
 
+    @property
+    def colour_ids(self) -> tuple[int, ...]:
+        return tuple(COLOURS.index(c) for c in self.colours)
+
     def can_bank(self, k: Kind) -> bool:
         return k.type in self.bankable and k.value > 0
 

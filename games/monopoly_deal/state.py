@@ -49,6 +49,7 @@ class MonopolyDealState(State):
         K = len(KINDS)
         self.spec, self.cfg, self.n = spec, cfg, n
         self.rules = cfg.rules
+        self.colour_ids = self.rules.colour_ids
         self.layout: ActionLayout = layout_for(cfg.variant, n)
         self.drawpile = list(self.rules.deck)
         self.draw_total = sum(self.drawpile)
@@ -198,7 +199,7 @@ class MonopolyDealState(State):
         return pile_complete(self.props[p][c], c)
 
     def complete_sets(self, p: int) -> int:
-        return sum(1 for c in range(NC) if pile_complete(self.props[p][c], c))
+        return sum(1 for c in self.colour_ids if pile_complete(self.props[p][c], c))
 
     def rent(self, p: int, c: int) -> int:
         """Rent ``p`` may charge for colour ``c`` (0 when it holds none there, or only the any-colour wild)."""

@@ -341,6 +341,32 @@ class PlayerView:
         col = x[sl["colour"]]
         self.colour = L.colours[int(np.argmax(col))] if col.any() else -1
 
+    @classmethod
+    def from_state(cls, s: "MonopolyDealState", p: int) -> "PlayerView":
+        """The same view built straight from the state (what ``p`` may know only; equal to
+        decoding ``encode(s, p)``, which the tests check) — for solvers that cannot afford the
+        tensor round trip. It shares the state's lists: read it before the state moves on."""
+        v = cls.__new__(cls)
+        n = s.n
+        v.n, v.me, v.variant, v.rules = n, p, s.rules.variant, s.rules
+        v.phase = "chance" if s.phase in ("deal", "draw") else s.phase
+        v.acting = s.current_player() == p
+        v.plays_left, v.draw_left = s.plays_left, s.draw_total
+        v.hand = {k: c for k, c in enumerate(s.hands[p]) if c}
+        v.discard = {k: c for k, c in enumerate(s.discard) if c}
+        v.props, v.house, v.hotel, v.hand_size = s.props, s.house, s.hotel, s.hand_size
+        v.banks = [{k: c for k, c in enumerate(b) if c} for b in s.banks]
+        v.turn_player = s.player
+        e = s.effect
+        v.effect = e["op"] if e else None
+        v.owed, v.jsn_count = s.owed, s.jsn_count
+        v.amount = e.get("amount", 0) if e else 0
+        v.by = e["by"] if e else -1
+        v.target = s.target if s.target >= 0 else (e.get("target", -1) if e else -1)
+        v.take, v.give = (e.get("take"), e.get("give")) if e else (None, None)
+        v.colour = e.get("colour", -1) if e else -1
+        return v
+
     # facts shared with the state (same functions)
     def complete(self, q: int, c: int) -> bool:
         from arena.games.monopoly_deal.cards import pile_complete
@@ -348,7 +374,7 @@ class PlayerView:
         return pile_complete(self.props[q][c], c)
 
     def complete_sets(self, q: int) -> int:
-        return sum(1 for c in range(len(COLOURS)) if self.complete(q, c))
+        return sum(1 for c in self.rules.colour_ids if self.complete(q, c))
 
     def rent(self, q: int, c: int) -> int:
         from arena.games.monopoly_deal.cards import pile_rent

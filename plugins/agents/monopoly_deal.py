@@ -16,56 +16,24 @@ The heuristic reads only its observation tensor (:class:`PlayerView`) and the le
 """
 from __future__ import annotations
 
-from arena.agent import Agent, AgentEntry, Observation
+from pathlib import Path
+from typing import Any
+
+from arena.agent import Agent, AgentEntry, Observation, sample_from
 from arena.errors import ArenaError
-from arena.game import Action, Game
-from arena.games.monopoly_deal.cards import COLOURS, KINDS, RAINBOW_ID, RENTS
+from arena.game import Action, Game, parse_game_name
+from arena.games.monopoly_deal.abstract import IntentGame, abstract_key, intents
+from arena.games.monopoly_deal.cards import COLOURS, KINDS
 from arena.games.monopoly_deal.rules import layout_for
+from arena.games.monopoly_deal.tactics import choose_payment, keep_value, progress, property_gain
 from arena.games.monopoly_deal.view import PlayerView
 from arena.hookspecs import hookimpl
+from arena.policy import TabularPolicy
 
 
 def _check_game(game: Game, agent: str) -> None:
     if game.spec.name != "monopoly_deal":
         raise ArenaError(f"agent '{agent}' plays only monopoly_deal, not '{game.spec.full_name}'")
-
-
-def progress(v: PlayerView, q: int, c: int) -> float:
-    """How far ``q``'s colour ``c`` is toward complete (1.0 when complete)."""
-    return min(1.0, len(v.props[q][c]) / len(RENTS[COLOURS[c]]))
-
-
-def asset_cost(v: PlayerView, m: tuple) -> float:
-    """How much giving this asset away hurts (lower is paid first)."""
-    op = m[0]
-    if op == "paybank":
-        return m[1]
-    if op == "paybuilding":
-        return 40 + m[2]
-    k, c = m[1], m[2]
-    if v.complete(v.me, c):
-        return 100 + KINDS[k].value
-    return 10 + 20 * progress(v, v.me, c) + KINDS[k].value
-
-
-def choose_payment(v: PlayerView, moves: list[tuple]) -> tuple:
-    """Least valuable first; among bank cards, the smallest that settles the debt, else the largest below it."""
-    bank = [m for m in moves if m[0] == "paybank"]
-    if bank:
-        covers = [m for m in bank if m[1] >= v.owed]
-        return min(covers, key=lambda m: m[1]) if covers else max(bank, key=lambda m: m[1])
-    return min(moves, key=lambda m: asset_cost(v, m))
-
-
-def property_gain(v: PlayerView, q: int, k: int, c: int) -> float:
-    """Value of ``q`` receiving property ``k`` in colour ``c``: completing a set scores most."""
-    pile = v.props[q][c]
-    size = len(RENTS[COLOURS[c]])
-    if v.complete(q, c):
-        return 0.1
-    if len(pile) + 1 >= size and (k != RAINBOW_ID or pile):
-        return 10.0 + KINDS[k].value / 10
-    return 1.0 + (len(pile) + 1) / size + KINDS[k].value / 20
 
 
 class MonopolyDealHeuristic(Agent):
@@ -95,7 +63,7 @@ class MonopolyDealHeuristic(Agent):
         if phase == "give":
             return min(legal, key=lambda m: progress(v, v.me, m[2]) + KINDS[m[1]].value / 10)
         if phase == "discard":
-            return min(legal, key=lambda m: self.keep_value(v, m[1]))
+            return min(legal, key=lambda m: keep_value(v, m[1]))
         return self.play(v, legal)
 
     def should_refuse(self, v: PlayerView) -> bool:
@@ -107,17 +75,6 @@ class MonopolyDealHeuristic(Agent):
             k, c = v.take
             return progress(v, v.me, c) >= 0.5
         return v.amount >= 4 and v.assets(v.me) > 0
-
-    def keep_value(self, v: PlayerView, k: int) -> float:
-        card = KINDS[k]
-        if card.name == "Just Say No":
-            return 100
-        if card.is_property:
-            return 50 + card.value
-        if card.type == "rent":
-            mine = max((v.rent(v.me, COLOURS.index(c)) for c in card.colours), default=0)
-            return 5 * mine if mine else 0.5
-        return card.value
 
     def play(self, v: PlayerView, legal: list[tuple]) -> tuple:
         me = v.me
@@ -176,7 +133,71 @@ class MonopolyDealHeuristic(Agent):
         return card.name in ("Deal Breaker", "Sly Deal", "Forced Deal", "House", "Hotel")
 
 
+class IntentPolicyAgent(Agent):
+    """Plays an MCCFR policy of the intent abstraction in the real 2-player paper variant: the
+    observation gives the intents on offer and the abstract key; the policy picks an intent; the
+    intent's concrete move is played. A key the policy never saw falls back to the heuristic's
+    move (counted in ``stats()``)."""
+
+    name = "monopoly_deal_mccfr"
+
+    def __init__(self, game: Game, policy: TabularPolicy, info: dict[str, Any] | None = None) -> None:
+        self.table = policy
+        self.info = info or {}
+        self.moves = layout_for("paper", 2).moves
+        self.fallback = MonopolyDealHeuristic(game)
+        self.decisions = self.misses = 0
+
+    def act(self, obs: Observation) -> Action:
+        v = PlayerView(obs.tensor, "paper", 2, obs.player)
+        legal = {self.moves[a]: a for a in obs.legal_actions}
+        offer = intents(v, list(legal))
+        probs = self.table.get(abstract_key(v, offer))
+        self.decisions += 1
+        if probs is None:
+            self.misses += 1
+            return legal[self.fallback.choose(v, list(legal))]
+        intent = sample_from({i: probs.get(i, 0.0) for i in offer}, obs)
+        return legal[offer[intent]]
+
+    def stats(self) -> dict[str, Any]:
+        return {"decisions": self.decisions, "unseen_keys": self.misses, **self.info}
+
+    def save(self, directory: str | Path) -> None:
+        directory = Path(directory)
+        self.table.save(directory / "policy.json")
+
+
+def make_mccfr(game: Game, path: str | None = None, iterations: int = 20000, algo: str = "os-mccfr",
+               seed: int = 0) -> IntentPolicyAgent:
+    """``monopoly_deal_mccfr:path=policy.json`` plays a saved policy (``arena solve --game
+    monopoly_deal_intents --algo os-mccfr``); without ``path`` it solves on load."""
+    _check_game(game, "monopoly_deal_mccfr")
+    if game.spec.params.get("variant") != "paper":
+        raise ArenaError("agent 'monopoly_deal_mccfr' plays the 2-player paper variant: "
+                         "load it with game 'monopoly_deal(variant=paper)'")
+    if path is not None:
+        p = Path(path)
+        policy = TabularPolicy.load(p / "policy.json" if p.is_dir() else p)
+        if parse_game_name(policy.game)[0] != "monopoly_deal_intents":
+            raise ArenaError(f"policy file {p} is for game '{policy.game}', not monopoly_deal_intents")
+        return IntentPolicyAgent(game, policy, {"source": str(p)})
+    if algo not in ("os-mccfr", "es-mccfr"):
+        raise ArenaError(f"agent 'monopoly_deal_mccfr': algo must be os-mccfr or es-mccfr, not {algo!r}")
+    if not isinstance(iterations, int) or iterations < 1:
+        raise ArenaError(f"agent 'monopoly_deal_mccfr': iterations must be a positive integer, not {iterations!r}")
+    from arena.plugins.agents.cfr.run import make_solve, run_solve
+
+    turns = game.spec.params.get("max_turns", 200)
+    solve = run_solve(make_solve(IntentGame(max_turns=turns), algo, seed=seed), iterations)
+    return IntentPolicyAgent(game, solve.policy(), {"algo": algo, "iterations": iterations, "seed": seed,
+                                                    "infosets": len(solve.solver.nodes)})
+
+
 @hookimpl
 def arena_agents() -> list[AgentEntry]:
     return [AgentEntry("monopoly_deal_heuristic", lambda game: MonopolyDealHeuristic(game),
-                       "scripted Monopoly Deal: complete sets, charge the biggest rent, bank money, pay with least value")]
+                       "scripted Monopoly Deal: complete sets, charge the biggest rent, bank money, pay with least value"),
+            AgentEntry("monopoly_deal_mccfr", make_mccfr,
+                       "MCCFR policy of the intent abstraction (2-player paper variant): a saved policy or solved on load",
+                       {"path": None, "iterations": 20000, "algo": "os-mccfr", "seed": 0})]
