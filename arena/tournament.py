@@ -21,8 +21,13 @@ Formats (``format.kind``):
   under a Bradley–Terry fit (probability the pair's order is wrong); stops when every
   neighbouring pair is separated at ``confidence`` or ``budget`` games are spent.
 
-Game ``k`` of a group seats the group rotated by ``k mod n`` and uses deal ``k div n``, so seats
-swap with identical cards (duplicate style) and results do not depend on batching.
+Game ``k`` of a group seats the group rotated by ``k mod n`` and plays that group's ``k div n``-th
+deal, so seats swap with identical cards (duplicate style) and results do not depend on
+batching. Deals are never shared between groups: each new ``(group, k div n)`` takes the next
+deal number of the run, in plan order. Why: were deal ``d`` the same for every pairing, the
+errors of all pairings would be correlated and no bootstrap over games could see it (the
+rating intervals under-covered the truth); with independent deals per pairing the deal is the
+independent unit, and the bootstrap resamples deals (:func:`arena.rating.outcome_units`).
 """
 from __future__ import annotations
 
@@ -320,7 +325,9 @@ class PlannedGame:
 
 class Planner:
     """Turns pairings into games with stable ids: game ``k`` of a group (counted over the whole
-    run) seats the group rotated by ``k mod n`` and plays deal ``k div n``."""
+    run) seats the group rotated by ``k mod n`` and plays the group's ``k div n``-th deal, a
+    deal number no other group uses (numbered in plan order, so a resumed run plans the same
+    deals)."""
 
     def __init__(self, run: str, seed: int) -> None:
         from arena.store import match_id
@@ -328,6 +335,7 @@ class Planner:
         self._id = match_id
         self.run, self.seed = run, seed
         self.counters: dict[tuple[str, ...], int] = {}
+        self.deals: dict[tuple[tuple[str, ...], int], int] = {}
         self.seq = 0
 
     def plan(self, rnd: int, pairings: Round) -> list[list[PlannedGame]]:
@@ -340,7 +348,8 @@ class Planner:
             for k in range(start, start + p.games):
                 r = k % n
                 seats = tuple(p.group[(s + r) % n] for s in range(n))
-                games.append(PlannedGame(self._id(self.run, key, self.seed, k), self.seq, rnd, key, seats, k // n))
+                deal = self.deals.setdefault((p.group, k // n), len(self.deals))
+                games.append(PlannedGame(self._id(self.run, key, self.seed, k), self.seq, rnd, key, seats, deal))
                 self.seq += 1
             self.counters[p.group] = start + p.games
             out.append(games)
