@@ -67,9 +67,7 @@ def compute(records: Sequence[Any], names: Sequence[str] = (), scale: float | No
     if rank_by not in RANK_KEYS:
         raise ArenaError(f"ratings.rank_by must be one of {', '.join(RANK_KEYS)}, got '{rank_by}'")
     names = agent_names(records, names)
-    outcomes = R.pairwise_outcomes(records, scale)
-    units, strata = R.outcome_units(records)
-    bt = R.bradley_terry(outcomes, names, bootstrap=bootstrap, seed=seed, units=units, strata=strata)
+    bt = R.bradley_terry_records(records, names, scale, bootstrap=bootstrap, seed=seed)
     elo = R.elo(records, k=elo_k, names=names, scale=scale)
     osk = R.openskill(records, model=openskill_model, names=names)
     tally = {a: {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "ret": 0.0, "forfeits": 0}

@@ -1,4 +1,15 @@
-"""``arena bench rating``: how many games each tournament format needs to recover a known order.
+"""``arena bench rating`` and ``arena bench rating-coverage``: synthetic pools with known strengths.
+
+``rating-coverage`` asks whether the reported 95% intervals can be trusted: over many simulated
+tournaments of every format, the fraction of agents whose interval contains the true (centred)
+rating should be near 95%. Its games are *decided by the deal*: the game's own random stream
+(:func:`arena.match.game_rng` of the run seed and the planned deal, exactly as the match runner
+derives it) draws ``u`` and seat 0 wins iff ``u < P(seat 0 beats seat 1)`` — Elo odds, and
+the seat-swapped game of the same deal sees the same ``u`` (duplicate style). A planner that
+reused deal numbers across pairings would make every pairing's errors move together, which
+this study detects (that was the bug it was written for).
+
+``rating``: how many games each tournament format needs to recover a known order.
 
 Sixteen synthetic agents with known Bradley–Terry strengths (Elo scale, evenly spaced by
 ``--gap``) play simulated win/loss games: ``P(i beats j) = 1/(1 + 10^((Rj − Ri)/400))``. Each
@@ -20,11 +31,18 @@ from arena.cli_api import Benchmark
 from arena.hookspecs import hookimpl
 
 
-def simulator(strengths: dict[str, float], seed: int) -> tuple[Callable, list]:
+MODELS = ("independent", "deal")
+"""How a simulated game is decided: a fresh draw per game, or by its deal's random stream."""
+
+
+def simulator(strengths: dict[str, float], seed: int, model: str = "independent") -> tuple[Callable, list]:
     """A ``play(round, pairings)`` for :func:`drive` that draws BT outcomes, and its game log."""
+    from arena.match import game_rng
     from arena.store import MatchRecord
     from arena.tournament import Planner
 
+    if model not in MODELS:
+        raise ValueError(f"unknown game model '{model}'; known: {', '.join(MODELS)}")
     rng = np.random.default_rng(seed)
     planner = Planner("bench", seed)
     log: list[MatchRecord] = []
@@ -36,7 +54,7 @@ def simulator(strengths: dict[str, float], seed: int) -> tuple[Callable, list]:
             for g in games:
                 a, b = g.seats
                 p = 1.0 / (1.0 + 10.0 ** ((strengths[b] - strengths[a]) / 400.0))
-                win = rng.random() < p
+                win = (game_rng(seed, g.deal).uniform() if model == "deal" else rng.random()) < p
                 recs.append(MatchRecord(g.id, g.pairing, seed, g.deal, "bt_sim", [a, b],
                                         [1.0, -1.0] if win else [-1.0, 1.0], g.plan_seq, g.round))
             log.extend(recs)
@@ -46,19 +64,27 @@ def simulator(strengths: dict[str, float], seed: int) -> tuple[Callable, list]:
     return play, log
 
 
-def trial(kind: str, knob: int, strengths: dict[str, float], seed: int) -> tuple[int, float]:
-    """Games played and Kendall τ of the BT ranking against the true order, for one run."""
-    from arena.rating import bradley_terry, kendall_tau, pairwise_outcomes
+def simulate(kind: str, knob: int, strengths: dict[str, float], seed: int, model: str = "independent") -> list:
+    """The records of one simulated tournament; ``knob`` is games per pairing/match (the game
+    budget for adaptive)."""
     from arena.tournament import FormatConfig, drive, make_format
 
-    names = list(strengths)
     cfg = FormatConfig(kind=kind)
     if kind == "adaptive":
         cfg.budget, cfg.confidence = knob, 0.999999
     else:
         cfg.games = knob
-    play, log = simulator(strengths, seed)
-    drive(make_format(cfg, names, 2, seed), play)
+    play, log = simulator(strengths, seed, model)
+    drive(make_format(cfg, list(strengths), 2, seed), play)
+    return log
+
+
+def trial(kind: str, knob: int, strengths: dict[str, float], seed: int) -> tuple[int, float]:
+    """Games played and Kendall τ of the BT ranking against the true order, for one run."""
+    from arena.rating import bradley_terry, kendall_tau, pairwise_outcomes
+
+    names = list(strengths)
+    log = simulate(kind, knob, strengths, seed)
     fit = bradley_terry(pairwise_outcomes(log), names, bootstrap=0)
     order = [names[i] for i in np.argsort(-fit.rating, kind="stable")]
     truth = sorted(names, key=lambda a: -strengths[a])
