@@ -248,7 +248,7 @@ def _bt_cov(theta: np.ndarray, N: np.ndarray, ridge: float) -> np.ndarray:
 
 def bradley_terry(outcomes: Sequence[tuple[str, str, float]], names: Sequence[str], bootstrap: int = 200,
                   seed: int = 0, ridge: float = 1e-3, ci: float = 0.95, units: Sequence[Any] | None = None,
-                  strata: Sequence[Any] | None = None) -> BTFit:
+                  strata: Sequence[Any] | None = None, interval: str = "basic") -> BTFit:
     """Maximum-likelihood BT ratings; a *basic* bootstrap interval from ``bootstrap`` resamples.
 
     Basic (``2θ̂ − q_hi, 2θ̂ − q_lo``), not percentile: with few games per agent the MLE spreads
@@ -261,6 +261,8 @@ def bradley_terry(outcomes: Sequence[tuple[str, str, float]], names: Sequence[st
     :func:`outcome_units` of the records so deals — not games — are resampled within their
     pairing; without ``units`` every outcome is its own unit and the stratum is the unordered
     pair of agents."""
+    if interval not in ("basic", "percentile"):
+        raise ArenaError(f"bradley_terry: interval must be 'basic' or 'percentile', got '{interval}'")
     names = list(names)
     W, N = win_matrix(outcomes, names)
     theta = _bt_theta(W, N, ridge)
@@ -270,7 +272,9 @@ def bradley_terry(outcomes: Sequence[tuple[str, str, float]], names: Sequence[st
         samples = 400.0 * _bt_theta(*_bootstrap_matrices(outcomes, names, bootstrap, seed, units, strata),
                                      ridge, theta) + 1000.0
         q = (1 - ci) / 2
-        lo, hi = 2 * rating - np.quantile(samples, 1 - q, axis=0), 2 * rating - np.quantile(samples, q, axis=0)
+        lo, hi = np.quantile(samples, q, axis=0), np.quantile(samples, 1 - q, axis=0)
+        if interval == "basic":
+            lo, hi = 2 * rating - hi, 2 * rating - lo
     return BTFit(names, rating, lo, hi, theta, _bt_cov(theta, N, ridge))
 
 

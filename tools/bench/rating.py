@@ -131,6 +131,80 @@ def run(args: argparse.Namespace) -> dict:
     return out
 
 
+COVERAGE_KNOBS = {"round_robin": 10, "swiss": 16, "elimination": 16, "adaptive": 1000}
+"""Default size of each format in the coverage study (games per ordered pairing, per match, budget)."""
+
+
+def coverage_study(kind: str, knob: int, strengths: dict[str, float], tournaments: Sequence[int],
+                   model: str = "deal", bootstrap: int = 200, baseline: bool = True) -> dict[str, Any]:
+    """Fraction of (agent, tournament) 95% intervals that contain the true rating.
+
+    ``coverage`` is the leaderboard's interval (:func:`arena.rating.bradley_terry_records`: deals
+    resampled within pairings, basic bootstrap); ``baseline_coverage`` the estimator it replaced
+    (games resampled, percentile interval) on the same games. Truth: the strengths centred on
+    1000, the scale BT ratings are reported on."""
+    from arena.rating import bradley_terry, bradley_terry_records, kendall_tau, pairwise_outcomes
+
+    names = list(strengths)
+    truth = np.array([strengths[a] for a in names], dtype=float)
+    truth = truth - truth.mean() + 1000.0
+    order = sorted(names, key=lambda a: -strengths[a])
+    hit, base_hit, games, width, err, taus = [], [], [], [], [], []
+    for seed in tournaments:
+        log = simulate(kind, knob, strengths, seed, model)
+        fit = bradley_terry_records(log, names, bootstrap=bootstrap, seed=seed)
+        hit.append((fit.lo <= truth) & (truth <= fit.hi))
+        if baseline:
+            base = bradley_terry(pairwise_outcomes(log), names, bootstrap=bootstrap, seed=seed, interval="percentile")
+            base_hit.append((base.lo <= truth) & (truth <= base.hi))
+        games.append(len(log))
+        width.append(float(np.mean(fit.hi - fit.lo)) / 2)
+        err.append(float(np.max(np.abs(fit.rating - truth))))
+        taus.append(kendall_tau([names[i] for i in np.argsort(-fit.rating, kind="stable")], order))
+    hit_a = np.array(hit)
+    return {"coverage": round(float(hit_a.mean()), 3), "baseline_coverage": round(float(np.mean(base_hit)), 3) if base_hit else None,
+            "worst_agent_coverage": round(float(hit_a.mean(axis=0).min()), 3),
+            "games": int(np.median(games)), "half_width_elo": round(float(np.median(width)), 1),
+            "max_error_elo": round(float(np.median(err)), 1), "median_tau": round(float(np.median(taus)), 3)}
+
+
+def run_coverage(args: argparse.Namespace) -> dict:
+    import os
+
+    knobs = dict(COVERAGE_KNOBS)
+    for item in args.knob:
+        kind, _, value = item.partition("=")
+        if kind not in knobs or not value.isdigit() or int(value) < 1:
+            raise SystemExit(f"--knob {item}: expected FORMAT=POSITIVE_INT with FORMAT in {', '.join(knobs)}")
+        knobs[kind] = int(value)
+    strengths = {f"a{i:02d}": args.gap * i for i in range(args.agents)}
+    seeds = range(args.first_seed, args.first_seed + args.tournaments)
+    out: dict[str, Any] = {"load_at_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+                           "agents": args.agents, "gap_elo": args.gap, "tournaments": args.tournaments,
+                           "bootstrap": args.bootstrap, "nominal": 0.95}
+    for model in args.models:
+        for kind in args.formats:
+            r = coverage_study(kind, knobs[kind], strengths, seeds, model, args.bootstrap)
+            out[f"{model}.{kind}.knob"] = knobs[kind]
+            for k, v in r.items():
+                out[f"{model}.{kind}.{k}"] = v
+    return out
+
+
+def add_coverage_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--agents", type=int, default=12)
+    p.add_argument("--gap", type=float, default=100.0, help="Elo gap between neighbouring agents")
+    p.add_argument("--tournaments", type=int, default=200, help="simulated tournaments per format and model")
+    p.add_argument("--first-seed", type=int, default=0)
+    p.add_argument("--bootstrap", type=int, default=200)
+    p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS),
+                   help="deal: the game is decided by its deal's random stream; independent: a fresh draw per game")
+    p.add_argument("--formats", nargs="+", default=list(COVERAGE_KNOBS), choices=list(COVERAGE_KNOBS))
+    p.add_argument("--knob", nargs="*", default=[], metavar="FORMAT=N",
+                   help=f"format size: games per ordered pairing / per match, adaptive budget "
+                        f"(defaults {COVERAGE_KNOBS})")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agents", type=int, default=16)
     p.add_argument("--gap", type=float, default=100.0, help="Elo gap between neighbouring agents")
@@ -143,4 +217,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
     return [Benchmark("rating", "games until Kendall τ ≥ 0.9 on 16 synthetic BT agents: round robin, Swiss, "
-                      "seeded elimination, adaptive", run, add_arguments)]
+                      "seeded elimination, adaptive", run, add_arguments),
+            Benchmark("rating-coverage", "how often the 95% rating intervals contain the true rating: simulated "
+                      "tournaments of every format on synthetic pools (chance-decided and independent games)",
+                      run_coverage, add_coverage_arguments)]
