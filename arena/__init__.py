@@ -4,6 +4,7 @@ Public entry points mirror the ecosystem's::
 
     game = arena.load_game("kuhn_poker", players=3)      # like pyspiel.load_game
     env = arena.make_env("leduc_poker")                   # a PettingZoo AEC env
+    par = arena.make_parallel_env("ipd")                  # a PettingZoo parallel env (simultaneous games)
     agent = arena.load_agent("random", game)
     results = arena.play(game, [agent, arena.load_agent("random", game)], games=100, seed=0)
 """
@@ -17,7 +18,7 @@ from arena.hookspecs import hookimpl
 __version__ = "0.1.0"
 __all__ = [
     "ArenaError", "ConfigError", "PluginError", "hookimpl",
-    "load_game", "make_env", "load_agent", "play",
+    "load_game", "make_env", "make_parallel_env", "load_agent", "play",
 ]
 
 
@@ -30,10 +31,19 @@ def load_game(name: str, **params: Any):
 
 
 def make_env(name: str, render_mode: str | None = None, **params: Any):
-    """A PettingZoo AEC env for any arena game (action masks in the observation dict)."""
-    from arena.aec import ArenaAECEnv
+    """A PettingZoo AEC env for any arena game (action masks in the observation dict), in
+    PettingZoo's order enforcement; ``reset()`` without a seed continues the seeded stream."""
+    from arena.aec import make_env as _make
 
-    return ArenaAECEnv(load_game(name, **params), render_mode=render_mode)
+    return _make(load_game(name, **params), render_mode=render_mode)
+
+
+def make_parallel_env(name: str, render_mode: str | None = None, **params: Any):
+    """A PettingZoo parallel env for a simultaneous-move game (``aec_to_parallel`` of
+    :func:`make_env`); a turn-based game is a clear error."""
+    from arena.aec import make_parallel_env as _make
+
+    return _make(load_game(name, **params), render_mode=render_mode)
 
 
 def load_agent(spec: Any, game: Any, **params: Any):

@@ -1,10 +1,18 @@
 """The PettingZoo AEC face, derived from any arena :class:`~arena.game.State` machine.
 
-Player ``i`` is agent ``player_i``; chance nodes are sampled with the env's seeded generator;
+Player ``i`` is agent ``player_i``; chance nodes are sampled with the env's generator, seeded by
+``reset(seed=...)`` and *continued* by ``reset()`` without a seed (Gymnasium's convention: an
+unseeded reset starts the next episode of the same stream, so a seeded run of many episodes is
+reproducible);
 the legal moves are the ``action_mask`` in the observation dict; rewards are the change in
 each player's return at every step (so games with intermediate rewards pay as they go); at a
 simultaneous node the acting players choose in seat order and no choice is visible to the
 others until all are in.
+
+:func:`make_env` returns the env inside PettingZoo's ``OrderEnforcingWrapper`` (``step`` before
+``reset`` is PettingZoo's clear error, not an AttributeError); :func:`make_parallel_env` is
+PettingZoo's ``aec_to_parallel`` of it, for games whose every decision is simultaneous
+(``GameSpec.simultaneous``: one cycle of the AEC env is one joint move).
 """
 from __future__ import annotations
 
@@ -30,7 +38,8 @@ class ArenaAECEnv(AECEnv):
             )
         self.game = game
         self.render_mode = render_mode
-        self.metadata = {"name": spec.full_name, "render_modes": ["human", "ansi"], "is_parallelizable": False}
+        self.metadata = {"name": spec.full_name, "render_modes": ["human", "ansi"],
+                         "is_parallelizable": bool(spec.simultaneous)}
         self.possible_agents = [f"player_{i}" for i in range(spec.num_players)]
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         n_actions = spec.num_distinct_actions
@@ -43,6 +52,7 @@ class ArenaAECEnv(AECEnv):
         }
         self._action_spaces = {a: spaces.Discrete(n_actions) for a in self.possible_agents}
         self.state_ = None
+        self._rng = np.random.default_rng()
 
     # spaces must be the same object on every call
     @functools.lru_cache(maxsize=None)
@@ -55,7 +65,8 @@ class ArenaAECEnv(AECEnv):
 
     # -- lifecycle ---------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        self._rng = np.random.default_rng(seed)
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
         self.state_ = self.game.new_initial_state(seed=int(self._rng.integers(2**31)))
         self._resolve_chance()
         self.agents = self.possible_agents[:]
@@ -140,3 +151,20 @@ class ArenaAECEnv(AECEnv):
 
     def close(self) -> None:
         pass
+
+
+def make_env(game: Game, render_mode: str | None = None) -> AECEnv:
+    """The AEC env of ``game`` in PettingZoo's order enforcement (what ``arena.make_env`` returns)."""
+    from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+    return OrderEnforcingWrapper(ArenaAECEnv(game, render_mode=render_mode))
+
+
+def make_parallel_env(game: Game, render_mode: str | None = None) -> Any:
+    """The PettingZoo parallel env of a simultaneous-move ``game`` (``aec_to_parallel``)."""
+    from pettingzoo.utils.conversions import aec_to_parallel
+
+    if not game.spec.simultaneous:
+        raise ArenaError(f"game '{game.spec.full_name}' has turn-based decisions; a parallel env needs every "
+                         "player to move at every decision (GameSpec.simultaneous) — use arena.make_env")
+    return aec_to_parallel(make_env(game, render_mode))

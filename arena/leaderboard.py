@@ -4,10 +4,11 @@ Why from the store: the leaderboard is a pure function of the stored match recor
 rating settings), so ``arena leaderboard RUN_DIR`` reproduces exactly what the tournament
 printed, and a league or match host that records into a store gets the same views for free.
 
-Columns: Bradley–Terry rating with its bootstrap 95% interval (the ranking key), online Elo,
-OpenSkill ordinal (μ − 3σ), games, wins/draws/losses (by rank of returns within each game),
-score (win rate with draws counted half), mean return, forfeits; for 2-player pools also the
-α-Rank mass and the Nash-averaged score of the empirical payoff matrix.
+Columns: Bradley–Terry rating with its bootstrap 95% interval (deals resampled within
+pairings; the ranking key), online Elo, OpenSkill ordinal (μ − 3σ), games, wins/draws/losses
+(by rank of returns within each game), score (win rate with draws counted half), mean return,
+forfeits; for 2-player pools also the α-Rank mass and the Nash-averaged score of the empirical
+payoff matrix.
 """
 from __future__ import annotations
 
@@ -66,8 +67,7 @@ def compute(records: Sequence[Any], names: Sequence[str] = (), scale: float | No
     if rank_by not in RANK_KEYS:
         raise ArenaError(f"ratings.rank_by must be one of {', '.join(RANK_KEYS)}, got '{rank_by}'")
     names = agent_names(records, names)
-    outcomes = R.pairwise_outcomes(records, scale)
-    bt = R.bradley_terry(outcomes, names, bootstrap=bootstrap, seed=seed)
+    bt = R.bradley_terry_records(records, names, scale, bootstrap=bootstrap, seed=seed)
     elo = R.elo(records, k=elo_k, names=names, scale=scale)
     osk = R.openskill(records, model=openskill_model, names=names)
     tally = {a: {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "ret": 0.0, "forfeits": 0}

@@ -33,8 +33,10 @@ class PlannedGame:
 
 class Planner:
     """Turns pairings into games with stable ids: game ``k`` of a group (counted over the whole
-    run) seats the group rotated by ``k mod n`` and plays deal ``k div n`` (duplicate style:
-    seats swap with identical cards)."""
+    run) seats the group rotated by ``k mod n`` and plays the group's ``k div n``-th deal
+    (duplicate style: seats swap with identical cards), a deal number no other group uses
+    (numbered in plan order, so a resumed run plans the same deals and the errors of different
+    pairings are independent)."""
 
     def __init__(self, run: str, seed: int) -> None:
         from arena.store import match_id
@@ -42,6 +44,7 @@ class Planner:
         self._id = match_id
         self.run, self.seed = run, seed
         self.counters: dict[tuple[str, ...], int] = {}
+        self.deals: dict[tuple[tuple[str, ...], int], int] = {}
         self.seq = 0
 
     def plan(self, rnd: int, pairings: Sequence[Any]) -> list[list[PlannedGame]]:
@@ -54,7 +57,8 @@ class Planner:
             for k in range(start, start + p.games):
                 r = k % n
                 seats = tuple(p.group[(s + r) % n] for s in range(n))
-                games.append(PlannedGame(self._id(self.run, key, self.seed, k), self.seq, rnd, key, seats, k // n))
+                deal = self.deals.setdefault((p.group, k // n), len(self.deals))
+                games.append(PlannedGame(self._id(self.run, key, self.seed, k), self.seq, rnd, key, seats, deal))
                 self.seq += 1
             self.counters[p.group] = start + p.games
             out.append(games)

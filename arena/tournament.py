@@ -12,8 +12,9 @@ Formats (``format.kind``):
 - ``round_robin`` — every group of ``num_players`` agents, ``games`` games per seat rotation
   (for 2 players: ``games`` per ordered pairing, seats swapped);
 - ``gauntlet`` — each of ``candidates`` against every other agent (the fixed pool);
-- ``swiss`` — ``rounds`` rounds (default ⌈log2 N⌉) pairing agents with equal points, no
-  rematches when avoidable, a bye worth a win; ranked by points then Buchholz;
+- ``swiss`` — ``rounds`` rounds (default ⌈log2 N⌉) pairing agents with equal points by a
+  minimum-cost perfect matching (no rematch whenever a rematch-free pairing exists, no second
+  bye when avoidable), a bye worth a win; ranked by points then Buchholz;
 - ``elimination`` — ArenaRL's seeded single elimination: seeding by ``games`` against a
   ``reference`` agent, a power-of-two bracket with explicit byes for the top seeds, ranking by
   the round reached, ties by mean score;
@@ -21,8 +22,13 @@ Formats (``format.kind``):
   under a Bradley–Terry fit (probability the pair's order is wrong); stops when every
   neighbouring pair is separated at ``confidence`` or ``budget`` games are spent.
 
-Game ``k`` of a group seats the group rotated by ``k mod n`` and uses deal ``k div n``, so seats
-swap with identical cards (duplicate style) and results do not depend on batching.
+Game ``k`` of a group seats the group rotated by ``k mod n`` and plays that group's ``k div n``-th
+deal, so seats swap with identical cards (duplicate style) and results do not depend on
+batching. Deals are never shared between groups: each new ``(group, k div n)`` takes the next
+deal number of the run, in plan order. Why: were deal ``d`` the same for every pairing, the
+errors of all pairings would be correlated and no bootstrap over games could see it (the
+rating intervals under-covered the truth); with independent deals per pairing the deal is the
+independent unit, and the bootstrap resamples deals (:func:`arena.rating.outcome_units`).
 """
 from __future__ import annotations
 
@@ -132,37 +138,73 @@ def match_points(records: Sequence[Any], a: str, scale: float | None = None) -> 
     return pts
 
 
+def swiss_round(names: Sequence[str], points: dict[str, float], met: dict[str, dict[str, int]],
+                byes: dict[str, int], rng: np.random.Generator) -> tuple[list[tuple[str, str]], str | None]:
+    """One Swiss round: the pairs (higher standing first) and the agent with the bye (odd pools).
+
+    A minimum-cost perfect matching (``networkx.max_weight_matching`` on ``BIG − cost``, integer
+    weights) over every pair, plus a bye node when the pool is odd. Costs in strict tiers, each
+    tier larger than every possible total of the tiers below, so the matching minimises them
+    lexicographically: (1) rematches — none if any rematch-free pairing exists; (2) repeated
+    byes; (3) squared points gaps (agents meet their score group); (4) squared distances in the
+    standings (points, ties broken by a seeded shuffle; the bye goes to the lowest standing).
+    A greedy top-down pairing cannot promise (1): it can strand the last two agents with a
+    rematch that another pairing avoids."""
+    import networkx as nx
+
+    n = len(names)
+    order = [names[i] for i in rng.permutation(n)]
+    order.sort(key=lambda a: -points[a])
+    rank = {a: i for i, a in enumerate(order)}
+    floor = min(points.values())
+    half = {a: round(2 * (points[a] - floor)) for a in names}
+    tie = n ** 2
+    gap = tie * (n // 2 + 1) + 1
+    top = max(half.values(), default=0) + 1
+    repeat_bye = gap * top ** 2 * (n // 2 + 1) + 1
+    rematch = repeat_bye * (max(byes.values(), default=0) + 1)
+    bye_node = ("bye",) if n % 2 else None  # a tuple never equals an agent label
+    g = nx.Graph()
+    costs = {}
+    for a, b in combinations(names, 2):
+        costs[a, b] = (rematch * met[a].get(b, 0) + gap * (half[a] - half[b]) ** 2
+                       + (rank[a] - rank[b]) ** 2)
+    if bye_node:
+        for a in names:
+            costs[a, bye_node] = repeat_bye * byes.get(a, 0) + gap * half[a] ** 2 + (n - 1 - rank[a]) ** 2
+    big = max(costs.values()) + 1
+    g.add_weighted_edges_from((a, b, big - c) for (a, b), c in costs.items())
+    pairs, bye = [], None
+    for a, b in nx.max_weight_matching(g, maxcardinality=True):
+        if bye_node in (a, b):
+            bye = b if a == bye_node else a
+        else:
+            pairs.append((a, b) if rank[a] < rank[b] else (b, a))
+    pairs.sort(key=lambda p: rank[p[0]])
+    return pairs, bye
+
+
 def swiss(names: Sequence[str], games: int, rounds: int | None, seed: int,
           scale: float | None = None) -> FormatGen:
     n = len(names)
     rounds = rounds or max(1, min(math.ceil(math.log2(n)), n - 1))
     points = {a: 0.0 for a in names}
-    met: dict[str, set[str]] = {a: set() for a in names}
-    had_bye: set[str] = set()
+    met: dict[str, dict[str, int]] = {a: {} for a in names}
+    byes: dict[str, int] = {}
     for rnd in range(rounds):
         rng = np.random.default_rng([seed & 0xFFFFFFFF, 7, rnd])
-        order = [names[i] for i in rng.permutation(n)]
-        order.sort(key=lambda a: -points[a])
-        bye = None
-        if n % 2:
-            bye = next((a for a in reversed(order) if a not in had_bye), order[-1])
-            order.remove(bye)
-            had_bye.add(bye)
+        pairs, bye = swiss_round(names, points, met, byes, rng)
+        if bye is not None:
+            byes[bye] = byes.get(bye, 0) + 1
             points[bye] += 1.0
-        pairs, free = [], list(order)
-        while free:
-            a = free.pop(0)
-            b = next((x for x in free if x not in met[a]), free[0])
-            free.remove(b)
-            pairs.append((a, b))
         results = yield [Pairing(p, games) for p in pairs]
         for (a, b), recs in zip(pairs, results):
             pa, pb = match_points(recs, a, scale), match_points(recs, b, scale)
             points[a] += 1.0 if pa > pb else 0.5 if pa == pb else 0.0
             points[b] += 1.0 if pb > pa else 0.5 if pa == pb else 0.0
-            met[a].add(b)
-            met[b].add(a)
-    buchholz = {a: sum(points[o] for o in met[a]) for a in names}
+            met[a][b] = met[a].get(b, 0) + 1
+            met[b][a] = met[b].get(a, 0) + 1
+    buchholz = {a: sum(points[o] * k for o, k in met[a].items()) for a in names}
     return sorted(names, key=lambda a: (-points[a], -buchholz[a], names.index(a)))
 
 

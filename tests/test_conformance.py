@@ -1,10 +1,12 @@
-"""Every registered game, with default parameters, is a correct PettingZoo AEC env and plays
-200 random games through the match runner."""
+"""Every registered game, with default parameters, is a correct PettingZoo AEC env (PettingZoo's
+own ``api_test`` and ``seed_test``; ``parallel_api_test`` and ``parallel_seed_test`` on the
+parallel env of every simultaneous-move game) and plays 200 random games through the match
+runner."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
 import arena
 from arena.registry import get_registry
@@ -16,10 +18,71 @@ def test_registry_has_the_card_games():
     assert {"kuhn_poker", "leduc_poker", "liars_dice"} <= set(GAMES)
 
 
+SIMULTANEOUS = [n for n in GAMES if arena.load_game(n).spec.simultaneous] + ["openspiel:goofspiel(num_cards=4)"]
+
+
+def test_simultaneous_games_are_marked():
+    assert {"ipd", "chicken", "stag_hunt", "coin_game", "public_goods", "trust_split"} <= set(SIMULTANEOUS)
+    assert not {"kuhn_poker", "leduc_poker", "werewolf", "deal_or_no_deal"} & set(SIMULTANEOUS)
+    assert not arena.load_game("trust_split(talk=true)").spec.simultaneous  # the talk phase is turn-based
+
+
 @pytest.mark.parametrize("name", GAMES)
 def test_pettingzoo_api(name):
     env = arena.make_env(name)
     api_test(env, num_cycles=300)
+    seed_test(lambda: arena.make_env(name), num_cycles=300)
+
+
+@pytest.mark.parametrize("name", SIMULTANEOUS)
+def test_pettingzoo_parallel_api(name):
+    parallel_api_test(arena.make_parallel_env(name), num_cycles=300)
+    parallel_seed_test(lambda: arena.make_parallel_env(name), num_cycles=300)
+
+
+def test_parallel_env_plays_joint_moves():
+    """One parallel step is one round of the matrix game: both rewards at once, from the game's
+    payoff table (IPD: mutual defection costs each player 2)."""
+    env = arena.make_parallel_env("ipd")
+    obs, infos = env.reset(seed=0)
+    assert set(obs) == {"player_0", "player_1"} and obs["player_0"]["action_mask"].tolist() == [1, 1]
+    game = arena.load_game("ipd")
+    state = game.new_initial_state()
+    state.apply_actions([1, 1])
+    _, rewards, terms, truncs, _ = env.step({"player_0": 1, "player_1": 1})
+    assert [rewards["player_0"], rewards["player_1"]] == state.returns()
+    assert not any(terms.values()) and env.agents == ["player_0", "player_1"]
+    with pytest.raises(arena.ArenaError, match="turn-based decisions.*arena.make_env"):
+        arena.make_parallel_env("kuhn_poker")
+
+
+def test_step_before_reset_is_pettingzoo_order_error():
+    env = arena.make_env("kuhn_poker")
+    with pytest.raises(AssertionError, match="reset\\(\\) needs to be called before step"):
+        env.step(0)
+    with pytest.raises(AttributeError, match="before reset"):
+        env.agent_selection
+
+
+def test_reset_without_seed_continues_the_stream():
+    """Gymnasium convention: reset(seed) seeds, a later reset() draws the next episode from the
+    same stream — so two envs seeded alike replay the same sequence of episodes."""
+    def episodes(env, n):
+        out = []
+        for k in range(n):
+            env.reset(seed=5 if k == 0 else None)
+            rng = np.random.default_rng(k)
+            trace = []
+            for agent in env.agent_iter():
+                obs, rew, term, trunc, _ = env.last()
+                trace.append((agent, obs["observation"].tolist(), rew))
+                env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            out.append(trace)
+        return out
+
+    a, b = episodes(arena.make_env("leduc_poker"), 6), episodes(arena.make_env("leduc_poker"), 6)
+    assert a == b
+    assert len({str(t[:2]) for t in a}) > 1  # later episodes are new deals, not replays
 
 
 @pytest.mark.parametrize("name", GAMES)

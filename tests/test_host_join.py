@@ -63,7 +63,8 @@ def test_host_bad_input_is_one_line_and_exit_2(tmp_path, subprocess_env):
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [f"arena: error: {bad}: unknown key 'move_tme' (known keys: game, seats, "
                                              "games, seed, move_time, default_action, default_text, join_timeout, "
-                                             "bind, port, public_host, out, transcripts, linger, tokens)"]
+                                             "bind, port, public_host, out, transcripts, linger, tokens, rate_limit, "
+                                             "rate_burst, idle_timeout)"]
     r = subprocess.run(arena_cmd() + ["join", "http://127.0.0.1:9"], capture_output=True, text=True,
                        env=subprocess_env, timeout=60)
     assert r.returncode == 2 and "needs --token" in r.stderr and len(r.stderr.strip().splitlines()) == 1

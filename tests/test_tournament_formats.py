@@ -112,3 +112,64 @@ def test_adaptive_beats_round_robin_on_simulated_bt_agents():
     assert rr[0][0] == 264 and all(g <= 120 for g, _ in ad)
     assert sorted(t for _, t in ad)[1] >= 0.85
     assert kendall_tau(list(strengths), list(strengths)) == 1.0
+
+
+def _rematch_free_pairing_exists(names, met):
+    """Oracle by exhaustive search (bitmask memo): can the pool (plus a bye for an odd pool) be
+    split into pairs that have not met?"""
+    from functools import lru_cache
+
+    nodes = list(names) + ([None] if len(names) % 2 else [])
+    ok = [[i != j and (None in (a, b) or b not in met[a]) for j, b in enumerate(nodes)] for i, a in enumerate(nodes)]
+
+    @lru_cache(maxsize=None)
+    def solve(free):
+        if not free:
+            return True
+        i = (free & -free).bit_length() - 1
+        rest = free & ~(1 << i)
+        return any(rest >> j & 1 and ok[i][j] and solve(rest & ~(1 << j)) for j in range(len(nodes)))
+
+    return solve((1 << len(nodes)) - 1)
+
+
+def test_swiss_property_no_avoidable_rematch_over_random_tournaments():
+    """Issue 18: 2,000 random Swiss tournaments (4–12 agents, up to N−1 rounds, random results
+    with draws): every round pairs each agent once (one bye in odd pools), and has no rematch
+    whenever a rematch-free pairing exists (the old greedy pairing made avoidable rematches)."""
+    import math
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    rng = np.random.default_rng(18)
+    checked = forced = 0
+    for t in range(2000):
+        n = int(rng.integers(4, 13))
+        names = [f"p{i}" for i in range(n)]
+        rounds = int(rng.integers(math.ceil(math.log2(n)), n))
+        fmt = make_format(FormatConfig(kind="swiss", games=1, rounds=rounds), names, 2, seed=t)
+        met = {a: set() for a in names}
+        try:
+            pairings = next(fmt)
+            while True:
+                pairs = [p.group for p in pairings]
+                seated = [a for p in pairs for a in p]
+                assert len(seated) == len(set(seated)) == n - n % 2, (t, pairs)
+                exists = _rematch_free_pairing_exists(names, met)
+                forced += not exists
+                if exists:
+                    checked += 1
+                    assert not any(b in met[a] for a, b in pairs), (t, pairs, met)
+                for a, b in pairs:
+                    met[a].add(b)
+                    met[b].add(a)
+                results = []
+                for a, b in pairs:
+                    r = rng.random()
+                    ret = [1.0, -1.0] if r < 0.45 else [-1.0, 1.0] if r < 0.9 else [0.0, 0.0]
+                    results.append([SimpleNamespace(seats=[a, b], returns=ret)])
+                pairings = fmt.send(results)
+        except StopIteration as stop:
+            assert sorted(stop.value) == sorted(names)
+    assert checked > 10000 and forced > 0

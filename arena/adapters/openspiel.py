@@ -130,6 +130,7 @@ class OpenSpielGame(Game):
             zero_sum=t.utility == pyspiel.GameType.Utility.ZERO_SUM,
             max_game_length=g.max_game_length(),
             tree=tree,
+            simultaneous=t.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS,
             params=params,
             description=description or t.long_name,
         )

@@ -129,4 +129,4 @@ def make_spec(name: str, players: int, actions: int, shape: tuple[int, ...], lo:
               horizon: int, params: dict[str, Any], description: str, text: bool = False) -> GameSpec:
     return GameSpec(name=name, num_players=players, num_distinct_actions=actions, observation_shape=shape,
                     min_utility=lo, max_utility=hi, zero_sum=False, max_game_length=horizon * players,
-                    tree=False, text_decisions=text, params=params, description=description)
+                    tree=False, text_decisions=text, simultaneous=not text, params=params, description=description)

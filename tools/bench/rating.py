@@ -1,4 +1,15 @@
-"""``arena bench rating``: how many games each tournament format needs to recover a known order.
+"""``arena bench rating`` and ``arena bench rating-coverage``: synthetic pools with known strengths.
+
+``rating-coverage`` asks whether the reported 95% intervals can be trusted: over many simulated
+tournaments of every format, the fraction of agents whose interval contains the true (centred)
+rating should be near 95%. Its games are *decided by the deal*: the game's own random stream
+(:func:`arena.match.game_rng` of the run seed and the planned deal, exactly as the match runner
+derives it) draws ``u`` and seat 0 wins iff ``u < P(seat 0 beats seat 1)`` — Elo odds, and
+the seat-swapped game of the same deal sees the same ``u`` (duplicate style). A planner that
+reused deal numbers across pairings would make every pairing's errors move together, which
+this study detects (that was the bug it was written for).
+
+``rating``: how many games each tournament format needs to recover a known order.
 
 Sixteen synthetic agents with known Bradley–Terry strengths (Elo scale, evenly spaced by
 ``--gap``) play simulated win/loss games: ``P(i beats j) = 1/(1 + 10^((Rj − Ri)/400))``. Each
@@ -20,11 +31,18 @@ from arena.cli_api import Benchmark
 from arena.hookspecs import hookimpl
 
 
-def simulator(strengths: dict[str, float], seed: int) -> tuple[Callable, list]:
+MODELS = ("independent", "deal")
+"""How a simulated game is decided: a fresh draw per game, or by its deal's random stream."""
+
+
+def simulator(strengths: dict[str, float], seed: int, model: str = "independent") -> tuple[Callable, list]:
     """A ``play(round, pairings)`` for :func:`drive` that draws BT outcomes, and its game log."""
+    from arena.match import game_rng
     from arena.store import MatchRecord
     from arena.tournament import Planner
 
+    if model not in MODELS:
+        raise ValueError(f"unknown game model '{model}'; known: {', '.join(MODELS)}")
     rng = np.random.default_rng(seed)
     planner = Planner("bench", seed)
     log: list[MatchRecord] = []
@@ -36,7 +54,7 @@ def simulator(strengths: dict[str, float], seed: int) -> tuple[Callable, list]:
             for g in games:
                 a, b = g.seats
                 p = 1.0 / (1.0 + 10.0 ** ((strengths[b] - strengths[a]) / 400.0))
-                win = rng.random() < p
+                win = (game_rng(seed, g.deal).uniform() if model == "deal" else rng.random()) < p
                 recs.append(MatchRecord(g.id, g.pairing, seed, g.deal, "bt_sim", [a, b],
                                         [1.0, -1.0] if win else [-1.0, 1.0], g.plan_seq, g.round))
             log.extend(recs)
@@ -46,19 +64,27 @@ def simulator(strengths: dict[str, float], seed: int) -> tuple[Callable, list]:
     return play, log
 
 
-def trial(kind: str, knob: int, strengths: dict[str, float], seed: int) -> tuple[int, float]:
-    """Games played and Kendall τ of the BT ranking against the true order, for one run."""
-    from arena.rating import bradley_terry, kendall_tau, pairwise_outcomes
+def simulate(kind: str, knob: int, strengths: dict[str, float], seed: int, model: str = "independent") -> list:
+    """The records of one simulated tournament; ``knob`` is games per pairing/match (the game
+    budget for adaptive)."""
     from arena.tournament import FormatConfig, drive, make_format
 
-    names = list(strengths)
     cfg = FormatConfig(kind=kind)
     if kind == "adaptive":
         cfg.budget, cfg.confidence = knob, 0.999999
     else:
         cfg.games = knob
-    play, log = simulator(strengths, seed)
-    drive(make_format(cfg, names, 2, seed), play)
+    play, log = simulator(strengths, seed, model)
+    drive(make_format(cfg, list(strengths), 2, seed), play)
+    return log
+
+
+def trial(kind: str, knob: int, strengths: dict[str, float], seed: int) -> tuple[int, float]:
+    """Games played and Kendall τ of the BT ranking against the true order, for one run."""
+    from arena.rating import bradley_terry, kendall_tau, pairwise_outcomes
+
+    names = list(strengths)
+    log = simulate(kind, knob, strengths, seed)
     fit = bradley_terry(pairwise_outcomes(log), names, bootstrap=0)
     order = [names[i] for i in np.argsort(-fit.rating, kind="stable")]
     truth = sorted(names, key=lambda a: -strengths[a])
@@ -105,6 +131,80 @@ def run(args: argparse.Namespace) -> dict:
     return out
 
 
+COVERAGE_KNOBS = {"round_robin": 10, "swiss": 16, "elimination": 16, "adaptive": 1000}
+"""Default size of each format in the coverage study (games per ordered pairing, per match, budget)."""
+
+
+def coverage_study(kind: str, knob: int, strengths: dict[str, float], tournaments: Sequence[int],
+                   model: str = "deal", bootstrap: int = 200, baseline: bool = True) -> dict[str, Any]:
+    """Fraction of (agent, tournament) 95% intervals that contain the true rating.
+
+    ``coverage`` is the leaderboard's interval (:func:`arena.rating.bradley_terry_records`: deals
+    resampled within pairings, basic bootstrap); ``baseline_coverage`` the estimator it replaced
+    (games resampled, percentile interval) on the same games. Truth: the strengths centred on
+    1000, the scale BT ratings are reported on."""
+    from arena.rating import bradley_terry, bradley_terry_records, kendall_tau, pairwise_outcomes
+
+    names = list(strengths)
+    truth = np.array([strengths[a] for a in names], dtype=float)
+    truth = truth - truth.mean() + 1000.0
+    order = sorted(names, key=lambda a: -strengths[a])
+    hit, base_hit, games, width, err, taus = [], [], [], [], [], []
+    for seed in tournaments:
+        log = simulate(kind, knob, strengths, seed, model)
+        fit = bradley_terry_records(log, names, bootstrap=bootstrap, seed=seed)
+        hit.append((fit.lo <= truth) & (truth <= fit.hi))
+        if baseline:
+            base = bradley_terry(pairwise_outcomes(log), names, bootstrap=bootstrap, seed=seed, interval="percentile")
+            base_hit.append((base.lo <= truth) & (truth <= base.hi))
+        games.append(len(log))
+        width.append(float(np.mean(fit.hi - fit.lo)) / 2)
+        err.append(float(np.max(np.abs(fit.rating - truth))))
+        taus.append(kendall_tau([names[i] for i in np.argsort(-fit.rating, kind="stable")], order))
+    hit_a = np.array(hit)
+    return {"coverage": round(float(hit_a.mean()), 3), "baseline_coverage": round(float(np.mean(base_hit)), 3) if base_hit else None,
+            "worst_agent_coverage": round(float(hit_a.mean(axis=0).min()), 3),
+            "games": int(np.median(games)), "half_width_elo": round(float(np.median(width)), 1),
+            "max_error_elo": round(float(np.median(err)), 1), "median_tau": round(float(np.median(taus)), 3)}
+
+
+def run_coverage(args: argparse.Namespace) -> dict:
+    import os
+
+    knobs = dict(COVERAGE_KNOBS)
+    for item in args.knob:
+        kind, _, value = item.partition("=")
+        if kind not in knobs or not value.isdigit() or int(value) < 1:
+            raise SystemExit(f"--knob {item}: expected FORMAT=POSITIVE_INT with FORMAT in {', '.join(knobs)}")
+        knobs[kind] = int(value)
+    strengths = {f"a{i:02d}": args.gap * i for i in range(args.agents)}
+    seeds = range(args.first_seed, args.first_seed + args.tournaments)
+    out: dict[str, Any] = {"load_at_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+                           "agents": args.agents, "gap_elo": args.gap, "tournaments": args.tournaments,
+                           "bootstrap": args.bootstrap, "nominal": 0.95}
+    for model in args.models:
+        for kind in args.formats:
+            r = coverage_study(kind, knobs[kind], strengths, seeds, model, args.bootstrap)
+            out[f"{model}.{kind}.knob"] = knobs[kind]
+            for k, v in r.items():
+                out[f"{model}.{kind}.{k}"] = v
+    return out
+
+
+def add_coverage_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--agents", type=int, default=12)
+    p.add_argument("--gap", type=float, default=100.0, help="Elo gap between neighbouring agents")
+    p.add_argument("--tournaments", type=int, default=200, help="simulated tournaments per format and model")
+    p.add_argument("--first-seed", type=int, default=0)
+    p.add_argument("--bootstrap", type=int, default=200)
+    p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS),
+                   help="deal: the game is decided by its deal's random stream; independent: a fresh draw per game")
+    p.add_argument("--formats", nargs="+", default=list(COVERAGE_KNOBS), choices=list(COVERAGE_KNOBS))
+    p.add_argument("--knob", nargs="*", default=[], metavar="FORMAT=N",
+                   help=f"format size: games per ordered pairing / per match, adaptive budget "
+                        f"(defaults {COVERAGE_KNOBS})")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agents", type=int, default=16)
     p.add_argument("--gap", type=float, default=100.0, help="Elo gap between neighbouring agents")
@@ -117,4 +217,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
     return [Benchmark("rating", "games until Kendall τ ≥ 0.9 on 16 synthetic BT agents: round robin, Swiss, "
-                      "seeded elimination, adaptive", run, add_arguments)]
+                      "seeded elimination, adaptive", run, add_arguments),
+            Benchmark("rating-coverage", "how often the 95% rating intervals contain the true rating: simulated "
+                      "tournaments of every format on synthetic pools (chance-decided and independent games)",
+                      run_coverage, add_coverage_arguments)]

@@ -14,7 +14,11 @@ clock), ``game_over`` (returns, final view), ``series_over`` (totals).
 Client → server: ``POST /api/act`` with ``{"turn": id, "action": int}`` or
 ``{"turn": id, "text": str}`` (optionally ``"seat"``, which must be the token's own seat).
 Bodies over :data:`MAX_BODY` bytes, invalid JSON and wrong shapes are rejected with an HTTP
-status and a one-line reason (:class:`Rejection`); the match never notices.
+status and a one-line reason (:class:`Rejection`); the match never notices. Hostile JSON is
+refused before (or instead of) anything expensive: invalid UTF-8, nesting deeper than
+:data:`MAX_DEPTH` (checked by a linear scan, so no parser recursion), integers longer than
+:data:`MAX_INT_DIGITS` digits (Python's own limit would raise mid-parse), ``NaN``/``Infinity``
+and duplicate keys (which one would count is parser-dependent) are each a 400.
 """
 from __future__ import annotations
 
@@ -27,6 +31,12 @@ from arena.game import State
 
 MAX_BODY = 16 * 1024
 """Largest accepted request body in bytes (a 280-character speech is well under 2 KB)."""
+
+MAX_DEPTH = 4
+"""Deepest JSON nesting accepted in a request (a move is one flat object)."""
+
+MAX_INT_DIGITS = 20
+"""Longest JSON integer accepted (turn ids and actions fit in 64 bits)."""
 
 
 class Rejection(Exception):
@@ -48,12 +58,69 @@ class Move:
     seat: int | None = None
 
 
+def _nesting(text: str, limit: int) -> int:
+    """Deepest ``[``/``{`` nesting outside strings, stopping once past ``limit``."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    break
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    dup = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
+    if dup is not None:
+        raise Rejection(400, f"invalid JSON: duplicate key '{dup[:40]}'")
+    return dict(pairs)
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise Rejection(400, f"invalid JSON: an integer of {len(digits)} digits (at most {MAX_INT_DIGITS})")
+    return int(digits)
+
+
+def _no_constant(name: str) -> Any:
+    raise Rejection(400, f"invalid JSON: {name} is not a JSON number")
+
+
+def decode_json(raw: bytes) -> Any:
+    """Strict, bounded JSON decoding of a request body, or :class:`Rejection` (400)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Rejection(400, f"invalid JSON: not UTF-8 (byte {exc.start})") from None
+    if _nesting(text, MAX_DEPTH) > MAX_DEPTH:
+        raise Rejection(400, f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_bounded_int,
+                          parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise Rejection(400, f"invalid JSON: {exc}") from None
+    except (RecursionError, ValueError) as exc:  # defence in depth; the checks above come first
+        raise Rejection(400, f"invalid JSON: {str(exc)[:80]}") from None
+
+
 def parse_move(raw: bytes) -> Move:
     """Decode a ``POST /api/act`` body, or raise :class:`Rejection` (400) saying what is wrong."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise Rejection(400, f"invalid JSON: {exc}") from None
+    data = decode_json(raw)
     if not isinstance(data, dict):
         raise Rejection(400, "a move must be a JSON object")
     unknown = sorted(set(data) - {"turn", "action", "text", "seat"})

@@ -6,14 +6,24 @@ Routes, and nothing else: ``GET /`` (the page), ``/app.js``, ``/style.css``, ``G
 name. Requests over :data:`~arena.tools.host.protocol.MAX_BODY` bytes, without a length,
 with invalid JSON, a wrong token, a taken seat, another seat's move or a move out of turn are
 answered with an error status and a one-line reason, and logged by the hub.
+
+Connection handling: a listen backlog of :data:`BACKLOG` (the standard library's 5 made 200
+simultaneous connects wait for SYN retransmits, ~9 s), a thread per connection, and an idle
+timeout that closes a connection that sends nothing (so idle sockets cannot pile up). API
+requests (moves, event streams, whoami) are rate-limited per client address by a token bucket
+(:class:`RateLimiter`): over the limit is a 429 with ``Retry-After``, logged like every
+refusal. An unexpected error in a handler is one logged line and a 500, never a traceback.
 """
 from __future__ import annotations
 
 import json
 import logging
+import math
 import select
 import socket
+import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
@@ -37,6 +47,40 @@ STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
           "/app.js": ("app.js", "text/javascript; charset=utf-8"),
           "/style.css": ("style.css", "text/css; charset=utf-8")}
 
+BACKLOG = 1024
+"""Listen backlog (the kernel caps it at ``net.core.somaxconn``)."""
+
+API = ("/api/act", "/api/events", "/api/whoami")
+
+
+class RateLimiter:
+    """Token buckets per client address: ``rate`` requests per second sustained, bursts of
+    ``burst``; ``rate`` 0 switches it off. Buckets of clients idle long enough to be full again
+    are dropped, so the table stays small."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = float(rate), max(1, int(burst))
+        self.buckets: dict[str, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+
+    def allow(self, client: str) -> float:
+        """0 when the request may go ahead, else the seconds until it would be allowed."""
+        if self.rate <= 0:
+            return 0.0
+        now = time.monotonic()
+        with self.lock:
+            tokens, last = self.buckets.get(client, (float(self.burst), now))
+            tokens = min(float(self.burst), tokens + (now - last) * self.rate)
+            if len(self.buckets) > 4096:
+                full = self.burst / self.rate
+                self.buckets = {k: v for k, v in self.buckets.items() if now - v[1] < full}
+            if tokens >= 1.0:
+                self.buckets[client] = (tokens - 1.0, now)
+                return 0.0
+            self.buckets[client] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+
+
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
@@ -53,6 +97,8 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "arena-host"
     sys_version = ""
     hub: Hub  # set on the subclass made per server
+    limiter: RateLimiter  # ditto
+    timeout = 30.0  # idle timeout of a connection in seconds (set per server)
 
     # -- plumbing -----------------------------------------------------------------------------
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - BaseHTTPRequestHandler's name
@@ -73,11 +119,49 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _json(self, status: int, data: dict[str, Any]) -> None:
+    def _json(self, status: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        self._extra = headers or {}
         self._send(status, json.dumps(data).encode(), "application/json")
 
+    def end_headers(self) -> None:
+        for k, v in getattr(self, "_extra", {}).items():
+            self.send_header(k, v)
+        self._extra = {}
+        super().end_headers()
+
     def _refuse(self, exc: Rejection) -> None:
-        self._json(exc.status, {"error": exc.reason})
+        wait = getattr(exc, "retry_after", None)
+        self._json(exc.status, {"error": exc.reason}, {"Retry-After": str(wait)} if wait else None)
+
+    def _limit(self, path: str) -> None:
+        """Refuse an API request over the client's rate (429 with Retry-After)."""
+        if path not in API:
+            return
+        wait = self.limiter.allow(self.client_address[0])
+        if wait > 0:
+            self.close_connection = True
+            exc = self.hub.reject(429, f"too many requests from this address (limit {self.limiter.rate:g}/s, "
+                                       f"bursts of {self.limiter.burst})", self._where())
+            exc.retry_after = max(1, math.ceil(wait))  # type: ignore[attr-defined]
+            raise exc
+
+    def _internal(self, exc: BaseException) -> None:
+        """One log line and a 500 (if the response has not started): never a traceback."""
+        log.error("internal error %s: %s: %s", self._where(), type(exc).__name__, str(exc)[:200])
+        self.close_connection = True
+        if not getattr(self, "_started", False):
+            try:
+                self._json(500, {"error": "internal error"})
+            except OSError:
+                pass
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._started = True
+        super().send_response(code, message)
+
+    def handle_one_request(self) -> None:
+        self._started = False
+        super().handle_one_request()
 
     def _token(self, query: bool = True) -> str | None:
         """The bearer token; the ``token`` query parameter only where allowed (the browser's
@@ -92,6 +176,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         path = urlsplit(self.path).path
         try:
+            self._limit(path)
             if path in STATIC:
                 name, ctype = STATIC[path]
                 self._send(200, _static(name), ctype)
@@ -105,6 +190,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(404, {"error": f"not found: {path}"})
         except Rejection as exc:
             self._refuse(exc)
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            self._internal(exc)
 
     def do_POST(self) -> None:  # noqa: N802
         path = urlsplit(self.path).path
@@ -112,12 +199,15 @@ class _Handler(BaseHTTPRequestHandler):
             if path != "/api/act":
                 self.close_connection = True
                 raise Rejection(404, f"not found: {path}")
+            self._limit(path)
             move = parse_move(self._body())
             self._json(200, self.hub.submit(self._token(query=False), move, self._where()))
         except Rejection as exc:
             if exc.status == 400:  # parse errors come from protocol.parse_move: log them here
                 self.hub.reject(400, exc.reason, self._where())
             self._refuse(exc)
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            self._internal(exc)
 
     def _other(self) -> None:
         self.close_connection = True
@@ -188,16 +278,29 @@ class _Handler(BaseHTTPRequestHandler):
             return True
 
 
-class HostServer:
-    """Serves one hub on ``bind:port`` (port 0 picks a free one) from a background thread."""
+class _Server(ThreadingHTTPServer):
+    request_queue_size = BACKLOG
+    daemon_threads = True
 
-    def __init__(self, hub: Hub, bind: str = "127.0.0.1", port: int = 0) -> None:
-        handler = type("Handler", (_Handler,), {"hub": hub})
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection-level failure (outside the handlers' own catch) is one log line."""
+        exc = sys.exc_info()[1]
+        log.error("connection from %s failed: %s: %s", client_address[0], type(exc).__name__, str(exc)[:200])
+
+
+class HostServer:
+    """Serves one hub on ``bind:port`` (port 0 picks a free one) from a background thread;
+    ``rate_limit``/``rate_burst`` per client address on the API, ``idle_timeout`` seconds for a
+    connection that sends nothing."""
+
+    def __init__(self, hub: Hub, bind: str = "127.0.0.1", port: int = 0, rate_limit: float = 20.0,
+                 rate_burst: int = 40, idle_timeout: float = 30.0) -> None:
+        handler = type("Handler", (_Handler,), {"hub": hub, "limiter": RateLimiter(rate_limit, rate_burst),
+                                                "timeout": idle_timeout})
         try:
-            self.httpd = ThreadingHTTPServer((bind, port), handler)
+            self.httpd = _Server((bind, port), handler)
         except OSError as exc:
             raise ArenaError(f"cannot listen on {bind}:{port}: {exc.strerror or exc}") from None
-        self.httpd.daemon_threads = True
         self.bind = bind
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="arena-host-http", daemon=True)

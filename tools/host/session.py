@@ -51,6 +51,12 @@ class HostConfig:
     """Seconds to keep serving after the series so clients can read the end."""
     tokens: dict[str, str] = field(default_factory=dict)
     """Fixed join tokens by seat number (for scripted setups); default: fresh random tokens."""
+    rate_limit: float = 20.0
+    """API requests (moves, event streams) per second per client address, sustained; 0: no limit."""
+    rate_burst: int = 40
+    """Requests a client may make at once before the rate applies."""
+    idle_timeout: float = 30.0
+    """Seconds before a connection that sends nothing is closed."""
 
 
 def human_seat(spec: Any) -> str | None:
@@ -78,6 +84,10 @@ def check(cfg: HostConfig, num_players: int) -> None:
                           f"got '{cfg.default_action}'")
     if not 0 <= cfg.port <= 65535:
         raise ConfigError(f"key 'port': {cfg.port} is not a TCP port")
+    if cfg.rate_limit < 0 or cfg.rate_burst < 1:
+        raise ConfigError("keys 'rate_limit'/'rate_burst': need rate_limit >= 0 (0: no limit) and rate_burst >= 1")
+    if cfg.idle_timeout <= 0:
+        raise ConfigError("key 'idle_timeout': must be positive (seconds)")
     for k in cfg.tokens:
         if not str(k).isdigit() or int(k) >= num_players:
             raise ConfigError(f"key 'tokens': '{k}' is not a seat number of this game")
@@ -129,7 +139,7 @@ def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None
             agents.append(a)
         else:
             agents.append(Notifying(a, hub))
-    server = HostServer(hub, cfg.bind, cfg.port).start()
+    server = HostServer(hub, cfg.bind, cfg.port, cfg.rate_limit, cfg.rate_burst, cfg.idle_timeout).start()
     try:
         url = server.url(cfg.public_host)
         say = (lambda s: (out.write(s + "\n"), out.flush()))

@@ -30,7 +30,7 @@ PARAMS: dict[str, Any] = {
     "device": "cpu", "dtype": "float32",
     "gpu_memory_utilization": 0.85, "max_model_len": None, "enforce_eager": False,
     "base_url": None, "api_key_env": "OPENAI_API_KEY", "timeout": 60.0, "http_retries": 3, "backoff": 0.5,
-    "concurrency": 16,
+    "concurrency": 16, "max_retry_after": 60.0,
 }
 
 _SHARED: dict[tuple, Backend] = {}
@@ -50,7 +50,7 @@ def make_backend(backend: str = "transformers", model: str | None = None, **kw: 
         return OpenAIBackend(kw["base_url"], model or "default", api_key_env=kw.get("api_key_env", "OPENAI_API_KEY"),
                              timeout=kw.get("timeout", 60.0), retries=kw.get("http_retries", 3),
                              backoff=kw.get("backoff", 0.5), chat=bool(kw.get("chat") is True),
-                             concurrency=kw.get("concurrency", 16))
+                             concurrency=kw.get("concurrency", 16), max_retry_after=kw.get("max_retry_after", 60.0))
     if not model:
         raise ArenaError(f"llm agent: backend '{backend}' needs model=PATH (a local model directory; "
                          "`arena tiny-model DIR` builds a tiny one)")

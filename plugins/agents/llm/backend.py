@@ -84,6 +84,12 @@ class LocalBackend(Backend):
                      seeds: Sequence[int], stop: Sequence[str] = ()) -> list[Generation]:
         raise NotImplementedError
 
+    def top_logprobs_ids(self, pairs: Sequence[tuple[list[int], list[int]]],
+                         k: int) -> list[list[list[tuple[int, float]]]]:
+        """For each (prompt, continuation), at every continuation position the ``k`` most likely
+        tokens and their log-probs, best first (the OpenAI ``top_logprobs`` field)."""
+        raise NotImplementedError(f"the {self.name} backend does not report top log-probs")
+
     def prompt_ids(self, prompt: str) -> list[int]:
         """Prompt tokens; special tokens (BOS) only when the text has none of its own."""
         bos = getattr(self.tokenizer, "bos_token", None)

@@ -104,6 +104,28 @@ class TransformersBackend(LocalBackend):
                 lps += rest[r, torch.arange(len(c) - 1), torch.tensor(c[1:], dtype=torch.long)].tolist()
             out[i] = lps
 
+    def top_logprobs_ids(self, pairs: Sequence[tuple[list[int], list[int]]],
+                         k: int) -> list[list[list[tuple[int, float]]]]:
+        """One batched forward pass over each prompt + continuation (no prefix sharing: the
+        server asks for this only when a client wants ``top_logprobs``)."""
+        torch = self.torch
+        out: list[list[list[tuple[int, float]]]] = [[] for _ in pairs]
+        rows = [i for i, (p, c) in enumerate(pairs) if p and c]
+        if not rows or k <= 0:
+            return out
+        ids, mask, pos = self._left_pad([list(pairs[i][0]) + list(pairs[i][1]) for i in rows])
+        with torch.inference_mode():
+            logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                                position_ids=pos.to(self.device)).logits.float()
+            values, index = torch.log_softmax(logits, dim=-1).topk(k, dim=-1)
+        values, index = values.cpu(), index.cpu()
+        width = ids.shape[1]
+        for r, i in enumerate(rows):
+            c = len(pairs[i][1])
+            at = range(width - c - 1, width - 1)  # the position before each continuation token predicts it
+            out[i] = [list(zip(index[r, j].tolist(), values[r, j].tolist())) for j in at]
+        return out
+
     def _left_pad(self, seqs: list[list[int]]):
         """Left-padded batch: every row's last token sits in the last column."""
         torch = self.torch

@@ -8,20 +8,29 @@ decision, concurrently, so the server batches them and every decision keeps its 
 ``chat=true`` uses ``/v1/chat/completions`` instead. The API key is read from the environment
 variable named by ``api_key_env`` (never from a config file).
 
+Transport: HTTP/1.1 keep-alive connections from a small pool (one per concurrent request at
+most, reused by the next request), so a game of many decisions does not pay a TCP (and TLS)
+handshake per decision; a pooled connection the server has closed meanwhile is replaced
+at once, without counting as a retry.
+
 Failure rule: a connection error, timeout, HTTP 429/5xx or malformed body is retried up to
-``retries`` times with exponential backoff (``backoff * 2**k`` seconds); then one
-:class:`~arena.errors.ArenaError` line names the URL and the last problem. Other HTTP errors
-(4xx) fail at once.
+``retries`` times with exponential backoff (``backoff * 2**k`` seconds) — or, when the server
+says how long to wait (``Retry-After``, seconds or an HTTP date, on a 429/503), that long,
+capped at ``max_retry_after`` seconds; then one :class:`~arena.errors.ArenaError` line names
+the URL and the last problem. Other HTTP errors (4xx) fail at once.
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
+import ssl
+import threading
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
+from email.utils import parsedate_to_datetime
 from typing import Any, Sequence
 
 from arena.errors import ArenaError
@@ -36,39 +45,129 @@ class _Retryable(Exception):
     pass
 
 
+def retry_after_seconds(value: str | None) -> float | None:
+    """``Retry-After`` as seconds from now: delta-seconds or an HTTP date (RFC 9110 §10.2.3)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+class ConnectionPool:
+    """Idle keep-alive connections to one origin; a request takes one (or opens one) and gives
+    it back when the response was read and the server keeps the connection open."""
+
+    def __init__(self, url: str, timeout: float) -> None:
+        u = urllib.parse.urlsplit(url)
+        self.https = u.scheme == "https"
+        self.host, self.port = u.hostname or "", u.port or (443 if self.https else 80)
+        self.prefix = u.path.rstrip("/")
+        self.timeout = timeout
+        self.idle: list[http.client.HTTPConnection] = []
+        self.lock = threading.Lock()
+        self.opened = 0
+        """Connections opened so far (a test and the benchmark read it)."""
+
+    def take(self) -> tuple[http.client.HTTPConnection, bool]:
+        """A connection and whether it is a reused (possibly stale) one."""
+        with self.lock:
+            if self.idle:
+                return self.idle.pop(), True
+            self.opened += 1
+        if self.https:
+            return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout,
+                                               context=ssl.create_default_context()), False
+        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout), False
+
+    def give_back(self, conn: http.client.HTTPConnection) -> None:
+        with self.lock:
+            self.idle.append(conn)
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for c in idle:
+            c.close()
+
+
 class OpenAIBackend(Backend):
     name = "openai"
 
     def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0,
-                 retries: int = 3, backoff: float = 0.5, chat: bool = False, concurrency: int = 16) -> None:
+                 retries: int = 3, backoff: float = 0.5, chat: bool = False, concurrency: int = 16,
+                 max_retry_after: float = 60.0) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ArenaError(f"llm agent: base_url must start with http:// or https://, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
         if not self.base_url.endswith("/v1"):
             self.base_url += "/v1"
         self.model, self.timeout, self.retries, self.backoff = model, float(timeout), int(retries), float(backoff)
+        self.max_retry_after = float(max_retry_after)
         self.api_key = os.environ.get(api_key_env, "") if api_key_env else ""
         self.chat = chat
         self.supports_scoring = not chat
         self.pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="arena-openai")
+        self.connections = ConnectionPool(self.base_url, self.timeout)
         self.http_retries = 0
 
     # -- transport ---------------------------------------------------------------------------
+    def _exchange(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, str | None]:
+        """One request on a pooled connection: ``(status, body, Retry-After)``. A reused
+        connection that turns out closed by the server is dropped and the next one tried (at
+        worst a fresh one), at no retry cost."""
+        while True:
+            conn, reused = self.connections.take()
+            try:
+                conn.request("POST", self.connections.prefix + path, body=body, headers=headers)
+                resp = conn.getresponse()
+                raw = resp.read()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError,
+                    http.client.CannotSendRequest, http.client.BadStatusLine):
+                conn.close()
+                if reused:
+                    continue
+                raise
+            except BaseException:
+                conn.close()
+                raise
+            if resp.will_close:
+                conn.close()
+            else:
+                self.connections.give_back(conn)
+            return resp.status, raw, resp.getheader("Retry-After")
+
     def post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         url = f"{self.base_url}{path}"
         body = json.dumps(payload).encode()
-        headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json", "Connection": "keep-alive"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         problem = ""
+        wait: float | None = None
         for attempt in range(self.retries + 1):
             if attempt:
                 self.http_retries += 1
-                time.sleep(self.backoff * 2 ** (attempt - 1))
+                time.sleep(wait if wait is not None else self.backoff * 2 ** (attempt - 1))
+            wait = None
             try:
-                req = urllib.request.Request(url, data=body, headers=headers, method="POST")
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    raw = resp.read()
+                status, raw, retry_after = self._exchange(path, body, headers)
+                if status == 429 or status >= 500:
+                    problem = f"HTTP {status}: {raw[:200].decode(errors='replace')}"
+                    after = retry_after_seconds(retry_after)
+                    if after is not None:
+                        wait = min(after, self.max_retry_after)
+                        problem += f" (Retry-After {retry_after})"
+                    continue
+                if status >= 400:
+                    raise BackendHTTPError(f"llm agent: {url} answered HTTP {status}: "
+                                           f"{raw[:200].decode(errors='replace')}")
                 try:
                     data = json.loads(raw)
                 except (json.JSONDecodeError, UnicodeDecodeError):
@@ -76,20 +175,11 @@ class OpenAIBackend(Backend):
                 if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
                     raise _Retryable(f"malformed response (no 'choices' list): {str(data)[:80]}")
                 return data
-            except urllib.error.HTTPError as exc:
-                detail = exc.read()[:200].decode(errors="replace")
-                if exc.code == 429 or exc.code >= 500:
-                    problem = f"HTTP {exc.code}: {detail}"
-                    continue
-                raise BackendHTTPError(f"llm agent: {url} answered HTTP {exc.code}: {detail}") from None
             except (socket.timeout, TimeoutError):
                 problem = f"timed out after {self.timeout:g}s"
-            except urllib.error.URLError as exc:
-                if isinstance(exc.reason, (socket.timeout, TimeoutError)):
-                    problem = f"timed out after {self.timeout:g}s"
-                else:
-                    problem = f"cannot connect: {exc.reason}"
-            except (ConnectionError, OSError) as exc:
+            except (ConnectionRefusedError, socket.gaierror) as exc:
+                problem = f"cannot connect: {exc}"
+            except (http.client.HTTPException, ConnectionError, OSError) as exc:
                 problem = f"connection error: {exc}"
             except _Retryable as exc:
                 problem = str(exc)
@@ -161,3 +251,4 @@ class OpenAIBackend(Backend):
 
     def close(self) -> None:
         self.pool.shutdown(wait=False)
+        self.connections.close()

@@ -93,6 +93,23 @@ class VLLMBackend(LocalBackend):
             result.append([float(plp[len(p) + j][tok].logprob) for j, tok in enumerate(c)])
         return result
 
+    def top_logprobs_ids(self, pairs: Sequence[tuple[list[int], list[int]]],
+                         k: int) -> list[list[list[tuple[int, float]]]]:
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        if not pairs or k <= 0:
+            return [[] for _ in pairs]
+        params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=k, detokenize=False)
+        outs = self.llm.generate([TokensPrompt(prompt_token_ids=p + c) for p, c in pairs], params, use_tqdm=False)
+        result = []
+        for (p, c), out in zip(pairs, outs):
+            plp = out.prompt_logprobs
+            # vLLM lists the top k and the prompt's own token; keep the k best
+            result.append([sorted(((int(t), float(v.logprob)) for t, v in plp[len(p) + j].items()),
+                                  key=lambda x: -x[1])[:k] for j in range(len(c))])
+        return result
+
     def generate_ids(self, prompts: Sequence[list[int]], *, max_tokens: int, temperature: float,
                      seeds: Sequence[int], stop: Sequence[str] = ()) -> list[Generation]:
         from vllm import SamplingParams
