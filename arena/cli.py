@@ -270,19 +270,29 @@ def _bench_args(p: argparse.ArgumentParser, argv: Sequence[str] | None = None) -
             bp.add_argument("--json", action="store_true", help="print figures as JSON")
             if entry.add_arguments:
                 entry.add_arguments(bp)
-            bp.set_defaults(bench_run=entry.run)
+            bp.set_defaults(bench_run=entry.run, bench_entry=entry)
 
 
 def _bench_run(args: argparse.Namespace) -> int:
+    from arena.cli_api import machine_load
+
     if not getattr(args, "bench_run", None):
-        names = ", ".join(get_registry().names("benchmark")) or "none"
+        names = ", ".join(name for name, _ in get_registry().summaries("benchmark")) or "none"
         raise ArenaError(f"name a benchmark: arena bench NAME (available: {names})")
+    entry = args.bench_entry
+    header = {"machine_load_at_start": machine_load(), "baseline": entry.baseline or "(none named)"}
+    if not args.json:  # before the run, so that a slow or interrupted run still shows them
+        for k, v in header.items():
+            print(f"{k:>40}: {v}", flush=True)
     figures = args.bench_run(args)
+    ratios = {k: v for k, v in figures.items() if entry.ratio and k.endswith(entry.ratio)}
     if args.json:
-        emit_json(figures)
-    else:
-        for k, v in figures.items():
-            print(f"{k:>40}: {v}")
+        emit_json({**header, **figures})
+        return 0
+    for k, v in figures.items():
+        print(f"{k:>40}: {v}")
+    for k, v in ratios.items():
+        print(f"{'ratio vs baseline':>40}: {k} = {v}")
     return 0
 
 
