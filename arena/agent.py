@@ -43,11 +43,13 @@ class Observation:
     __slots__ = ("player", "game_name", "_state", "_random", "__dict__")
 
     def __init__(self, state: State, player: int, rng: "GameRandom | np.random.Generator | None" = None,
-                 game_name: str = "") -> None:
+                 game_name: str = "", legal_actions: list[int] | None = None) -> None:
         self._state = state
         self.player = player
         self.game_name = game_name
         self._random = rng
+        if legal_actions is not None:  # known to be a choice (the runner's fast path)
+            self.__dict__.update(decision="choice", legal_actions=legal_actions)
 
     @cached_property
     def decision(self) -> DecisionKind:

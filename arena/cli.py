@@ -25,7 +25,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if debug:
         argv.remove("--debug")
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
         args = parser.parse_args(argv)
         if not getattr(args, "run", None):
             parser.print_help()
@@ -55,16 +55,35 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``arena`` parser. Given ``argv``, only the chosen sub-command's plugin is imported
+    and asked for its arguments (the others are listed from the plugin index), so start-up
+    does not pay for every plugin's imports; without it, every sub-command is complete."""
     parser = argparse.ArgumentParser(prog="arena", description="Games, agents, trainers, tournaments and leagues.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     parser.add_argument("--version", action="version", version=f"arena {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for cmd in builtin_commands() + [r.entry for r in get_registry().items("command")]:
-        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
-        cmd.add_arguments(p)
-        p.set_defaults(run=cmd.run)
+    chosen = _positionals(argv)[:1] if argv is not None else None
+    builtins = {c.name: c for c in builtin_commands(argv)}
+    listed = [(name, cmd.help) for name, cmd in builtins.items()]
+    listed += [(n, text) for n, text in get_registry().summaries("command") if n not in builtins]
+    for name, text in listed:
+        p = sub.add_parser(name, help=text, description=text)
+        if chosen is None or chosen == [name]:
+            cmd = builtins.get(name) or get_registry().get("command", name)
+            cmd.add_arguments(p)
+            p.set_defaults(run=cmd.run)
     return parser
+
+
+def _positionals(argv: Sequence[str]) -> list[str]:
+    """The leading words of a command line (``bench cli`` of ``bench cli --json``)."""
+    words = []
+    for a in argv:
+        if a.startswith("-"):
+            break
+        words.append(a)
+    return words
 
 
 from arena.cli_api import console, emit_json  # noqa: E402  (re-exported: older plugins import them from here)
@@ -172,11 +191,11 @@ def _match_args(p: argparse.ArgumentParser) -> None:
 
 
 def _match_run(args: argparse.Namespace) -> int:
-    from arena.atomic import write_json_atomic
     from arena.cli_api import config_and_overrides
     from arena.config import MatchConfig, load_config
     from arena.loading import dedupe_names, load_agent, load_game
     from arena.match import play_games
+    from arena.match_report import MatchSummary, ReportWriter
 
     config, overrides = config_and_overrides(args.config, args.overrides, optional=True)
     base: dict[str, Any] = {}
@@ -199,94 +218,102 @@ def _match_run(args: argparse.Namespace) -> int:
     run = {"kind": "match", "run_id": f"match-{id(agents)}", "run_dir": None, "total": cfg.games,
            "unit": "games", "tensorboard": False, "progress": not args.json}
     hook.arena_run_started(run=run)
-    results = play_games(game, agents, num_games=cfg.games, seed=cfg.seed, rotate_seats=cfg.rotate_seats,
-                         timeout=cfg.timeout, batch_size=cfg.batch_size,
-                         on_result=lambda r: hook.arena_match_finished(result=r, context=run))
-    hook.arena_run_finished(run=run, summary={"status": "finished", "games": len(results)})
-    summary = summarize(results, [a.name for a in agents])
-    report = {"game": game.spec.full_name, "games": cfg.games, "seed": cfg.seed, "agents": summary,
-              "results": [{"index": r.index, "seats": r.seats, "returns": r.returns,
-                           "forfeit": r.forfeit.__dict__ if r.forfeit else None} for r in results]}
-    if cfg.out:
-        write_json_atomic(cfg.out, report, indent=2, default=str)
+    announce = hook.arena_match_finished
+    summary = MatchSummary([a.name for a in agents])
+    writer = None
+    if args.json or cfg.out:
+        # Results stream out batch by batch (one line per game); the summary closes the document.
+        writer = ReportWriter({"game": game.spec.full_name, "games": cfg.games, "seed": cfg.seed},
+                              sys.stdout if args.json else None, cfg.out)
+
+    def on_batch(results: list) -> None:
+        for r in results:
+            summary.add(r)
+            announce(result=r, context=run)
+        if writer is not None:
+            writer.add(results)
+
+    try:
+        play_games(game, agents, num_games=cfg.games, seed=cfg.seed, rotate_seats=cfg.rotate_seats,
+                   timeout=cfg.timeout, batch_size=cfg.batch_size, on_batch=on_batch, collect=False)
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        hook.arena_run_finished(run=run, summary={"status": "stopped"})
+        raise
+    hook.arena_run_finished(run=run, summary={"status": "finished", "games": cfg.games})
+    table = summary.as_dict()
+    if writer is not None:
+        writer.close(table)
     if args.json:
-        emit_json(report)
         return 0
     from rich.table import Table
 
-    table = Table(title=f"{game.spec.full_name}: {cfg.games} games, seed {cfg.seed}")
+    rich_table = Table(title=f"{game.spec.full_name}: {cfg.games} games, seed {cfg.seed}")
     for col in ("agent", "mean return", "wins", "draws", "losses", "forfeits"):
-        table.add_column(col, justify="right" if col != "agent" else "left")
-    for name, s in summary.items():
-        table.add_row(name, f"{s['mean_return']:+.4f}", str(s["wins"]), str(s["draws"]), str(s["losses"]), str(s["forfeits"]))
-    console().print(table)
-    for r in results:
-        if r.forfeit:
-            print(f"game {r.index}: {r.forfeit.agent} (seat {r.forfeit.player}) forfeited — {r.forfeit.reason}")
+        rich_table.add_column(col, justify="right" if col != "agent" else "left")
+    for name, s in table.items():
+        rich_table.add_row(name, f"{s['mean_return']:+.4f}", str(s["wins"]), str(s["draws"]), str(s["losses"]),
+                           str(s["forfeits"]))
+    console().print(rich_table)
+    for r in summary.forfeits:
+        print(f"game {r.index}: {r.forfeit.agent} (seat {r.forfeit.player}) forfeited — {r.forfeit.reason}")
     return 0
 
 
 def summarize(results: list, names: list[str]) -> dict[str, dict[str, Any]]:
-    """Per agent: games, mean return, wins/draws/losses, forfeits. A game is won by the team
-    (``result.info["teams"]``, else each seat alone) with the highest mean return; teams tied
-    for the top draw."""
-    def blank() -> dict[str, Any]:
-        return {"games": 0, "total": 0.0, "wins": 0, "draws": 0, "losses": 0, "forfeits": 0}
+    """Per agent summary of a list of results (kept for callers; see :mod:`arena.match_report`)."""
+    from arena.match_report import summarize as _summarize
 
-    out = {n: blank() for n in names}
-    for r in results:
-        teams = (r.info or {}).get("teams") or [[seat] for seat in range(len(r.seats))]
-        score = [sum(r.returns[s] for s in team) / len(team) for team in teams]
-        best = max(score)
-        top = [i for i, x in enumerate(score) if x == best]
-        outcome = {}
-        for i, team in enumerate(teams):
-            word = ("wins" if len(top) == 1 else "draws") if i in top else "losses"
-            outcome.update({seat: word for seat in team})
-        for seat, name in enumerate(r.seats):
-            s = out.setdefault(name, blank())
-            s["games"] += 1
-            s["total"] += r.returns[seat]
-            s[outcome.get(seat, "losses")] += 1
-            if r.forfeit and r.forfeit.player == seat:
-                s["forfeits"] += 1
-    for s in out.values():
-        s["mean_return"] = s.pop("total") / max(1, s["games"])
-    return out
+    return _summarize(results, names)
 
 
 # -- bench --------------------------------------------------------------------------------------
-def _bench_args(p: argparse.ArgumentParser) -> None:
-    benches = get_registry().items("benchmark")
+def _bench_args(p: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> None:
+    """One sub-parser per benchmark; with ``argv`` only the chosen one is imported."""
+    reg = get_registry()
     sub = p.add_subparsers(dest="bench", metavar="BENCHMARK")
-    for r in benches:
-        bp = sub.add_parser(r.name, help=r.entry.help, description=r.entry.help)
-        bp.add_argument("--json", action="store_true", help="print figures as JSON")
-        if r.entry.add_arguments:
-            r.entry.add_arguments(bp)
-        bp.set_defaults(bench_run=r.entry.run)
+    chosen = _positionals(argv)[1:2] if argv is not None else None
+    for name, text in reg.summaries("benchmark"):
+        bp = sub.add_parser(name, help=text, description=text)
+        if chosen is None or chosen == [name]:
+            entry = reg.get("benchmark", name)
+            bp.add_argument("--json", action="store_true", help="print figures as JSON")
+            if entry.add_arguments:
+                entry.add_arguments(bp)
+            bp.set_defaults(bench_run=entry.run, bench_entry=entry)
 
 
 def _bench_run(args: argparse.Namespace) -> int:
+    from arena.cli_api import machine_load
+
     if not getattr(args, "bench_run", None):
-        names = ", ".join(get_registry().names("benchmark")) or "none"
+        names = ", ".join(name for name, _ in get_registry().summaries("benchmark")) or "none"
         raise ArenaError(f"name a benchmark: arena bench NAME (available: {names})")
+    entry = args.bench_entry
+    header = {"machine_load_at_start": machine_load(), "baseline": entry.baseline or "(none named)"}
+    if not args.json:  # before the run, so that a slow or interrupted run still shows them
+        for k, v in header.items():
+            print(f"{k:>40}: {v}", flush=True)
     figures = args.bench_run(args)
+    ratios = {k: v for k, v in figures.items() if entry.ratio and k.endswith(entry.ratio)}
     if args.json:
-        emit_json(figures)
-    else:
-        for k, v in figures.items():
-            print(f"{k:>40}: {v}")
+        emit_json({**header, **figures})
+        return 0
+    for k, v in figures.items():
+        print(f"{k:>40}: {v}")
+    for k, v in ratios.items():
+        print(f"{'ratio vs baseline':>40}: {k} = {v}")
     return 0
 
 
-def builtin_commands() -> list[Command]:
+def builtin_commands(argv: Sequence[str] | None = None) -> list[Command]:
     return [
         Command("plugins", "list installed plugins: name, kind, distribution, version, status", _plugins_args, _plugins_run),
         Command("games", "list registered games", _plugins_args, _games_run),
         Command("describe", "describe one game: players, actions, tree view, an example observation", _describe_args, _describe_run),
         Command("match", "play N games between agents and summarize the results", _match_args, _match_run),
-        Command("bench", "run a benchmark (arena bench NAME)", _bench_args, _bench_run),
+        Command("bench", "run a benchmark (arena bench NAME)", lambda p: _bench_args(p, argv), _bench_run),
     ]
 
 

@@ -22,12 +22,31 @@ class Command:
 
 @dataclass(frozen=True)
 class Benchmark:
-    """``arena bench NAME``: ``run(args) -> dict`` of measured figures (printed, or --json)."""
+    """``arena bench NAME``: ``run(args) -> dict`` of measured figures (printed, or --json).
+
+    A figure means little without what it was measured against and how busy the machine was:
+    ``arena bench`` prints the machine's load and the ``baseline`` before the run, and the
+    figures whose keys end with ``ratio`` again at the end as the headline."""
 
     name: str
     help: str
     run: Callable[[argparse.Namespace], dict]
     add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    baseline: str = ""
+    """The named baseline the figures are measured against, in the same run."""
+    ratio: str = ""
+    """Suffix of the figure keys holding the headline ratio(s) against the baseline."""
+
+
+def machine_load() -> str:
+    """The load averages and core count, e.g. ``1.52 1.31 0.90 (1/5/15 min) on 2 cores``."""
+    import os
+
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:  # not available on this platform
+        return f"unknown on {os.cpu_count()} cores"
+    return f"{one:.2f} {five:.2f} {fifteen:.2f} (1/5/15 min) on {os.cpu_count()} cores"
 
 
 def add_config_arguments(parser: Any, help: str, example: str, optional: bool = False) -> None:

@@ -85,9 +85,9 @@ class _Slot:
                  "transcript", "pending", "done", "returns", "forfeit")
 
     def __init__(self, index: int, state: State, rng: GameRandom, seats: list[int],
-                 agents: list[Agent], record: bool) -> None:
+                 agents: list[Agent], record: bool, start: float) -> None:
         self.index, self.state, self.rng, self.seats, self.agents = index, state, rng, seats, agents
-        self.start = time.perf_counter()
+        self.start = start
         self.length = 0
         self.done = False
         self.returns: list[float] | None = None
@@ -113,6 +113,8 @@ def play_games(
     first_index: int = 0,
     indices: Sequence[int] | None = None,
     on_result: Callable[[GameResult], None] | None = None,
+    on_batch: Callable[[list[GameResult]], None] | None = None,
+    collect: bool = True,
 ) -> list[GameResult]:
     """Play ``num_games`` games (or the given game ``indices``) and return one result each.
 
@@ -121,7 +123,9 @@ def play_games(
     seconds an agent's ``act_batch`` call may take before all its games in that call are
     forfeited and the agent is dropped from the rest of the run. ``record`` keeps trajectories
     (observations, actions, log-probs, rewards) and a text transcript per game. ``on_result``
-    is called as each game finishes (the run store commits there).
+    is called as each game finishes (the run store commits there); ``on_batch`` with each batch's
+    results in game order once the batch is done. ``collect=False`` keeps no results (returns
+    ``[]``): a long match then holds one batch in memory, not one object per game.
     """
     n = game.spec.num_players
     if len(agents) != n:
@@ -133,7 +137,11 @@ def play_games(
     with _relaxed_gc():
         for start in range(0, len(todo), batch_size):
             chunk = todo[start:start + batch_size]
-            results += _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result)
+            done = _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result)
+            if on_batch is not None:
+                on_batch(done)
+            if collect:
+                results += done
     return results
 
 
@@ -160,6 +168,12 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
     n = game.spec.num_players
     name = game.spec.full_name
     finished: dict[int, GameResult] = {}
+    # Per-game work is a few microseconds for cheap games, so everything invariant is hoisted:
+    # seatings per rotation, which agents want the start hook, the state constructor.
+    seatings = [(order, [agents[k] for k in order]) for order in (seat_order(n, r, rotate) for r in range(n))]
+    starters = any(type(a).game_started is not Agent.game_started for a in agents)
+    new_state = game.new_initial_state
+    perf_counter = time.perf_counter
 
     def finish(slot: _Slot) -> None:
         res = _finish(game, slot, seed)
@@ -169,19 +183,22 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
 
     active: list[_Slot] = []
     for i in indices:
-        rng = game_rng(seed, i)
-        state = game.new_initial_state(seed=rng.bits())
-        order = seat_order(n, i, rotate)
-        slot = _Slot(i, state, rng, order, [agents[k] for k in order], record)
-        for p, agent in enumerate(slot.agents):
-            agent.game_started(i, p)
-        sample_chance(state, rng)
+        rng = GameRandom(seed, i)
+        state = new_state(seed=rng.bits())
+        order, seated = seatings[i % n]
+        slot = _Slot(i, state, rng, order, seated, record, perf_counter())
+        if starters:
+            for p, agent in enumerate(seated):
+                agent.game_started(i, p)
+        if state.is_chance_node():
+            sample_chance(state, rng)
         if state.is_terminal():
             slot.done, slot.returns = True, [float(x) for x in state.returns()]
             finish(slot)
         else:
             active.append(slot)
     # Invariant: every slot in ``active`` sits at a decision node.
+    plain = State.decision_kind
     while active:
         batches: dict[int, list[tuple[_Slot, int, Observation]]] = {}
         for slot in active:
@@ -192,7 +209,10 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
                 batch = batches.get(id(agent))
                 if batch is None:
                     batch = batches[id(agent)] = []
-                batch.append((slot, p, Observation(st, p, slot.rng, name)))
+                # Games without text decisions: the legal moves are needed anyway (the check
+                # below), so fill them in now rather than through the lazy properties.
+                legal = list(st.legal_actions(p)) if type(st).decision_kind is plain else None
+                batch.append((slot, p, Observation(st, p, slot.rng, name, legal)))
                 continue
             if slot.pending is None:
                 slot.pending = {}
@@ -210,7 +230,8 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
                     joint = [slot.pending.get(p, 0) for p in range(n)]
                     slot.pending = None
                     s.apply_actions(joint)
-                sample_chance(s, slot.rng)
+                if s.is_chance_node():
+                    sample_chance(s, slot.rng)
                 if s.is_terminal():
                     slot.done = True
                     slot.returns = [float(x) for x in s.returns()]
@@ -231,7 +252,7 @@ def _decide(agent: Agent, decisions: list[tuple[_Slot, int, Observation]], timeo
             _forfeit(slot, p, agent, "timeout: the agent hung earlier in this run and was dropped")
         return
     try:
-        actions, infos = _call(agent, observations, timeout)
+        actions, infos = _call(agent, observations, timeout, record)
         if len(actions) != len(observations):
             raise ArenaError(f"act_batch returned {len(actions)} actions for {len(observations)} observations")
     except TimeoutError:
@@ -244,6 +265,23 @@ def _decide(agent: Agent, decisions: list[tuple[_Slot, int, Observation]], timeo
         for slot, p, _ in decisions:
             _forfeit(slot, p, agent, reason)
         return
+    if not record:  # the common case, kept lean: no info dicts, no trajectories
+        for (slot, p, obs), action in zip(decisions, actions):
+            if slot.done:
+                continue
+            if not (type(action) is int and action in obs.legal_actions):
+                problem = _check_action(obs, action)
+                if problem:
+                    _forfeit(slot, p, agent, problem)
+                    continue
+                if isinstance(action, np.integer):
+                    action = int(action)
+            slot.length += 1
+            if slot.pending is not None:
+                slot.pending[p] = action
+            else:
+                slot.state.apply_action(action)
+        return
     for (slot, p, obs), action, info in zip(decisions, actions, infos):
         if slot.done:
             continue
@@ -254,8 +292,7 @@ def _decide(agent: Agent, decisions: list[tuple[_Slot, int, Observation]], timeo
                 continue
             if isinstance(action, np.integer):
                 action = int(action)
-        if record:
-            _record(slot, p, obs, action, info, agent)
+        _record(slot, p, obs, action, info, agent)
         slot.length += 1
         if slot.pending is not None:
             slot.pending[p] = action
@@ -263,8 +300,11 @@ def _decide(agent: Agent, decisions: list[tuple[_Slot, int, Observation]], timeo
             slot.state.apply_action(action)
 
 
-def _call(agent: Agent, observations: list[Observation], timeout: float | None) -> tuple[list, list[dict]]:
+def _call(agent: Agent, observations: list[Observation], timeout: float | None,
+          record: bool = True) -> tuple[list, list[dict] | None]:
     if timeout is None:
+        if not record and type(agent).act_batch_info is Agent.act_batch_info:
+            return agent.act_batch(observations), None  # the info dicts would only be dropped
         return agent.act_batch_info(observations)
     box: dict[str, Any] = {}
 

@@ -6,6 +6,15 @@ loaded and asked for its entries on its own, so a plugin that fails to import (o
 raises) is recorded as *broken* with its error while every other plugin keeps working. Two
 plugins offering the same name is a *conflict*: the name is unusable and the error names both
 providers.
+
+Plugins are imported only when needed. Importing all of them costs more than half a second
+(numpy, pyspiel, omegaconf, ... at module level), which ``arena --help`` and a short
+``arena match`` would pay for nothing. The process-wide registry therefore keeps an *index*
+(:mod:`arena.plugin_index`): which names each plugin provided when it was last imported, keyed
+by a fingerprint of its source files. A plugin whose fingerprint is unknown or changed is
+imported at start; the others are imported the first time one of their names is asked for.
+Anything that needs the whole picture (listing names, conflicts, broken plugins, event hooks)
+imports every plugin first, so the results are those of an eager registry.
 """
 from __future__ import annotations
 
@@ -17,7 +26,7 @@ from typing import Any, Iterable
 
 import pluggy
 
-from arena import hookspecs
+from arena import hookspecs, plugin_index
 from arena.errors import PluginError
 
 KINDS = {
@@ -61,25 +70,48 @@ class BrokenPlugin:
 @dataclass
 class Registry:
     pm: pluggy.PluginManager
-    entries: dict[tuple[str, str], Registered] = field(default_factory=dict)
-    conflicts: dict[tuple[str, str], list[Provider]] = field(default_factory=dict)
-    broken: list[BrokenPlugin] = field(default_factory=list)
+    _entries: dict[tuple[str, str], Registered] = field(default_factory=dict)
+    _conflicts: dict[tuple[str, str], list[Provider]] = field(default_factory=dict)
+    _broken: list[BrokenPlugin] = field(default_factory=list)
     providers: dict[str, Provider] = field(default_factory=dict)
+    _pending: dict[str, tuple[md.EntryPoint, Provider]] = field(default_factory=dict)
+    """Entry points not imported yet (plugin name -> entry point), in load order."""
+    _index: plugin_index.Index | None = None
+    """What the pending plugins provide, from the index (None: nothing is pending)."""
+
+    # -- the whole picture (imports every pending plugin first) --------------------------------
+    @property
+    def entries(self) -> dict[tuple[str, str], Registered]:
+        self.load_all()
+        return self._entries
+
+    @property
+    def conflicts(self) -> dict[tuple[str, str], list[Provider]]:
+        self.load_all()
+        return self._conflicts
+
+    @property
+    def broken(self) -> list[BrokenPlugin]:
+        self.load_all()
+        return self._broken
 
     # -- lookup ---------------------------------------------------------------------------------
     def get(self, kind: str, name: str) -> Any:
         key = (kind, name)
-        if key in self.conflicts:
-            who = " and ".join(str(p) for p in self.conflicts[key])
+        self._load_providers_of(key)
+        if key not in self._entries and key not in self._conflicts:
+            self.load_all()  # a stale index record: only the whole picture is authoritative
+        if key in self._conflicts:
+            who = " and ".join(str(p) for p in self._conflicts[key])
             raise PluginError(f"{kind} name '{name}' is provided by both {who}; uninstall one of them")
-        if key not in self.entries:
+        if key not in self._entries:
             known = ", ".join(sorted(self.names(kind))) or "none"
             hint = ""
-            broken = [b.plugin for b in self.broken]
+            broken = [b.plugin for b in self._broken]
             if broken:
                 hint = f" (broken plugins that might provide it: {', '.join(broken)}; see `arena plugins`)"
             raise PluginError(f"unknown {kind} '{name}'; known {kind}s: {known}{hint}")
-        return self.entries[key].entry
+        return self._entries[key].entry
 
     def names(self, kind: str) -> list[str]:
         return sorted(n for (k, n) in self.entries if k == kind)
@@ -87,13 +119,63 @@ class Registry:
     def items(self, kind: str) -> list[Registered]:
         return [r for (k, _), r in sorted(self.entries.items()) if k == kind]
 
+    def summaries(self, kind: str) -> list[tuple[str, str]]:
+        """(name, description) of every usable entry of ``kind`` without importing plugins
+        (for ``arena --help``); exact, because the index is as fresh as the plugins' sources."""
+        if self._index is None:
+            return [(r.name, describe(r.entry)) for r in self.items(kind)]
+        found: dict[str, list[str]] = {}
+        for (k, n), r in self._entries.items():
+            if k == kind:
+                found.setdefault(n, []).append(describe(r.entry))
+        for (k, n), _ in self._conflicts.items():
+            if k == kind:
+                found.setdefault(n, []).extend(["", ""])
+        for plugin in self._pending:
+            for n, text in self._index.provided(plugin, kind):
+                found.setdefault(n, []).append(text)
+        return sorted((n, texts[0]) for n, texts in found.items() if len(texts) == 1)
+
     def provider_of(self, kind: str, name: str) -> Provider:
+        self._load_providers_of((kind, name))
         return self.entries[(kind, name)].provider
 
     @property
     def hook(self) -> Any:
         """Event hooks: ``registry.hook.arena_match_finished(result=..., context=...)``."""
+        self.load_all()
         return self.pm.hook
+
+    # -- lazy loading -------------------------------------------------------------------------
+    def load_all(self) -> None:
+        """Import every plugin not imported yet (in entry-point order)."""
+        if not self._pending:
+            return
+        with _load_lock:
+            for plugin in list(self._pending):
+                self._load_pending(plugin)
+            self._save_index()
+
+    def _load_providers_of(self, key: tuple[str, str]) -> None:
+        if not self._pending or key in self._entries or key in self._conflicts:
+            return
+        with _load_lock:
+            providers = [p for p in self._pending if key in self._index.keys_of(p)]
+            if not providers:  # not in the index: only a full load can say it is unknown
+                self.load_all()
+                return
+            for plugin in providers:
+                self._load_pending(plugin)
+            self._save_index()
+
+    def _load_pending(self, plugin: str) -> None:
+        if plugin in self._pending:  # another thread may have loaded it meanwhile
+            ep, provider = self._pending.pop(plugin)
+            _load_entry_point(self, ep, provider)
+
+    def _save_index(self) -> None:
+        if self._index is not None:
+            self._index.update(self)
 
     # -- registration ---------------------------------------------------------------------------
     def register(self, plugin: Any, name: str, provider: Provider | None = None) -> None:
@@ -122,21 +204,26 @@ class Registry:
 
     def _add(self, kind: str, name: str, entry: Any, provider: Provider) -> None:
         key = (kind, name)
-        if key in self.conflicts:
-            self.conflicts[key].append(provider)
-        elif key in self.entries:
-            first = self.entries.pop(key).provider
-            self.conflicts[key] = [first, provider]
+        if key in self._conflicts:
+            self._conflicts[key].append(provider)
+        elif key in self._entries:
+            first = self._entries.pop(key).provider
+            self._conflicts[key] = [first, provider]
         else:
-            self.entries[key] = Registered(kind, name, entry, provider)
+            self._entries[key] = Registered(kind, name, entry, provider)
 
     def _drop(self, provider: Provider) -> None:
-        for key in [k for k, r in self.entries.items() if r.provider == provider]:
-            del self.entries[key]
+        for key in [k for k, r in self._entries.items() if r.provider == provider]:
+            del self._entries[key]
 
     def _mark_broken(self, provider: Provider, exc: BaseException) -> None:
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        self.broken.append(BrokenPlugin(provider.plugin, provider.distribution, provider.version, last))
+        self._broken.append(BrokenPlugin(provider.plugin, provider.distribution, provider.version, last))
+
+
+def describe(entry: Any) -> str:
+    """The one-line description an entry shows in listings and ``--help``."""
+    return getattr(entry, "description", "") or getattr(entry, "help", "") or ""
 
 
 def entry_key(kind: str, entry: Any) -> str:
@@ -147,34 +234,58 @@ def _entry_points() -> Iterable[md.EntryPoint]:
     return md.entry_points(group="arena")
 
 
-def build_registry(extra: Iterable[tuple[str, Any]] = ()) -> Registry:
-    """Load every ``arena`` entry point (plus ``extra`` (name, plugin) pairs) into a registry."""
-    pm = pluggy.PluginManager("arena")
-    pm.add_hookspecs(hookspecs)
-    reg = Registry(pm)
+def _providers() -> list[tuple[md.EntryPoint | None, Provider, str | None]]:
+    """Every ``arena`` entry point in load order, with its provider; the third item is why it
+    cannot be loaded (a name declared twice), else None."""
+    out = []
     seen: set[str] = set()
     for ep in sorted(_entry_points(), key=lambda e: (e.dist.name if e.dist else "", e.name)):
         dist = ep.dist.name if ep.dist else "<unknown>"
         version = ep.dist.version if ep.dist else ""
-        provider = Provider(ep.name, dist, version)
-        if ep.name in seen:
-            reg._mark_broken(provider, PluginError(f"entry point name '{ep.name}' is declared twice"))
-            continue
+        problem = f"entry point name '{ep.name}' is declared twice" if ep.name in seen else None
         seen.add(ep.name)
-        try:
-            plugin = ep.load()
-        except BaseException as exc:  # a third-party import may raise anything, even SystemExit
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            reg._mark_broken(provider, exc)
-            continue
-        reg.register(plugin, ep.name, provider)
+        out.append((ep, Provider(ep.name, dist, version), problem))
+    return out
+
+
+def _load_entry_point(reg: Registry, ep: md.EntryPoint, provider: Provider) -> None:
+    try:
+        plugin = ep.load()
+    except BaseException as exc:  # a third-party import may raise anything, even SystemExit
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        reg._mark_broken(provider, exc)
+        return
+    reg.register(plugin, ep.name, provider)
+
+
+def build_registry(extra: Iterable[tuple[str, Any]] = (), lazy: bool = False) -> Registry:
+    """Load every ``arena`` entry point (plus ``extra`` (name, plugin) pairs) into a registry.
+
+    ``lazy``: import only the plugins the index cannot vouch for; the rest load on first use
+    (see the module docstring). ``ARENA_PLUGIN_INDEX=0`` turns the index off."""
+    pm = pluggy.PluginManager("arena")
+    pm.add_hookspecs(hookspecs)
+    reg = Registry(pm)
+    index = plugin_index.open_index() if lazy else None
+    for ep, provider, problem in _providers():
+        if problem:
+            reg._mark_broken(provider, PluginError(problem))
+        elif index is not None and index.knows(ep, provider):
+            reg._pending[ep.name] = (ep, provider)
+        else:
+            _load_entry_point(reg, ep, provider)
+    if reg._pending:
+        reg._index = index
+    if index is not None:
+        index.update(reg)
     for name, plugin in extra:
         reg.register(plugin, name)
     return reg
 
 
 _lock = threading.Lock()
+_load_lock = threading.RLock()
 _registry: Registry | None = None
 
 
@@ -183,7 +294,7 @@ def get_registry() -> Registry:
     global _registry
     with _lock:
         if _registry is None:
-            _registry = build_registry()
+            _registry = build_registry(lazy=True)
         return _registry
 
 

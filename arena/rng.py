@@ -11,6 +11,8 @@ import numpy as np
 
 _MASK = (1 << 64) - 1
 _TO_UNIT = 1.0 / (1 << 53)
+_GOLDEN = 0x9E3779B97F4A7C15
+_GOLDEN_INV = pow(_GOLDEN, -1, 1 << 64)
 
 
 def splitmix64(z: int) -> int:
@@ -21,18 +23,32 @@ def splitmix64(z: int) -> int:
 
 
 class GameRandom:
-    __slots__ = ("seed", "index", "_key", "_counter", "_numpy")
+    """The stream of one game. Draw ``k`` (k = 1, 2, ...) is SplitMix64's output for the
+    counter ``key + k·golden``; the object keeps that sum (``_z``) rather than ``k`` because
+    the runner draws millions of uniforms and only once per game needs ``k`` itself."""
+
+    __slots__ = ("seed", "index", "_key", "_z", "_numpy")
 
     def __init__(self, seed: int, index: int) -> None:
         self.seed, self.index = int(seed), int(index)
-        self._key = splitmix64(splitmix64(self.seed & _MASK) ^ (self.index & _MASK))
-        self._counter = 0
+        # splitmix64(splitmix64(seed) ^ index), inlined: one of these is built per game.
+        z = ((self.seed & _MASK) + _GOLDEN) & _MASK
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        z = (((z ^ (z >> 31)) ^ (self.index & _MASK)) + _GOLDEN) & _MASK
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        self._key = self._z = z ^ (z >> 31)
         self._numpy: np.random.Generator | None = None
+
+    @property
+    def _counter(self) -> int:
+        """How many draws were made (``uniform``, ``below`` and ``bits`` alike)."""
+        return ((self._z - self._key) * _GOLDEN_INV) & _MASK
 
     def uniform(self) -> float:
         """Next float in [0, 1) (SplitMix64 inlined: this is the runner's hottest call)."""
-        self._counter += 1
-        z = (self._key + self._counter * 0x9E3779B97F4A7C15) & _MASK
+        z = self._z = (self._z + _GOLDEN) & _MASK
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
         return ((z ^ (z >> 31)) >> 11) * _TO_UNIT
@@ -43,8 +59,9 @@ class GameRandom:
 
     def bits(self) -> int:
         """31 random bits (e.g. a seed for a game's hidden randomness)."""
-        self._counter += 1
-        return splitmix64((self._key + self._counter) & _MASK) >> 33
+        z = self._z = (self._z + _GOLDEN) & _MASK
+        k = ((z - self._key) * _GOLDEN_INV) & _MASK  # the draw's counter
+        return splitmix64((self._key + k) & _MASK) >> 33
 
     @property
     def numpy(self) -> np.random.Generator:

@@ -95,6 +95,10 @@ class Tree:
         d["owner"] = owner
         d["edge"] = self.edge
         d["owner_mask"] = np.stack([owner == p for p in range(self.num_players)])
+        # Edge indices with player p's own edges sent to the constant-1 entry of probs: one
+        # gather gives the factors of p's opponents' (and chance's) reach.
+        one = S + self.chance_probs.size - 1
+        d["opp_edge"] = np.stack([np.where(owner == p, one, self.edge) for p in range(self.num_players)])
         lv = []
         for depth in range(1, len(self.levels)):
             s, e = self.levels[depth]
@@ -345,6 +349,10 @@ def forward(tree: Tree, f, arrays: dict | None = None):
     get other players' (and chance's) reach."""
     d = arrays or tree.derived()
     out = f * 1.0
+    if isinstance(out, np.ndarray):  # in place: the passes are dominated by per-call overhead
+        for s, e, par, *_ in d["levels"]:
+            np.multiply(out[par], f[s:e], out=out[s:e])
+        return out
     for s, e, par, *_ in d["levels"]:
         out[s:e] = out[par] * f[s:e]
     return out
@@ -354,6 +362,12 @@ def backward(tree: Tree, f, values, ops=NumpyOps, arrays: dict | None = None):
     """Expected values bottom-up: ``values`` (one player's terminal utilities) is filled in
     place, every node getting the ``f``-weighted sum of its children."""
     d = arrays or tree.derived()
+    if isinstance(values, np.ndarray):
+        weighted = np.empty_like(values)
+        for s, e, _, ps, pe, local in reversed(d["levels"]):
+            np.multiply(f[s:e], values[s:e], out=weighted[s:e])
+            values[ps:pe] += np.bincount(local, weighted[s:e], pe - ps)
+        return values
     for s, e, _, ps, pe, local in reversed(d["levels"]):
         values[ps:pe] += ops.scatter_sum(local, f[s:e] * values[s:e], pe - ps)
     return values

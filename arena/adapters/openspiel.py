@@ -28,6 +28,7 @@ class OpenSpielState(State):
         self.is_chance_node = s.is_chance_node
         self.chance_outcomes = s.chance_outcomes
         self.apply_action = s.apply_action
+        self.legal_actions = s.legal_actions  # pybind overloads: legal_actions() and legal_actions(player)
 
     @property
     def pyspiel_state(self) -> "pyspiel.State":

@@ -95,6 +95,77 @@ def run(args: argparse.Namespace) -> dict:
     return out
 
 
+def _rss_mib() -> float:
+    """Resident memory of this process now (Linux), in MiB."""
+    import os
+
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return float("nan")
+
+
+def best_response(args: argparse.Namespace) -> dict:
+    """Exact best response and exploitability on a game far larger than Leduc: arena's compiled
+    tree against OpenSpiel's C++ ``TabularBestResponse`` on the same policy (CFR+'s average after
+    a few iterations: mixed, non-uniform), value by value."""
+    import pyspiel
+
+    import arena
+    from arena.exploitability import best_response as arena_br
+    from arena.exploitability import policy_value
+    from arena.plugins.agents.cfr import TreeSolver, make_rule
+    from arena.tree import compile_tree
+
+    game = arena.load_game(args.game)
+    leduc = compile_tree(arena.load_game("leduc_poker")).num_nodes
+    rss0 = _rss_mib()
+    start = time.perf_counter()
+    tree = compile_tree(game)
+    tree.derived()
+    compile_s = time.perf_counter() - start
+    rss_tree = _rss_mib()
+    solver = TreeSolver(game, make_rule("cfr+"), tree=tree)
+    solver.iterate(args.iterations)
+    sigma = solver.average()
+    table = solver.average_policy().table
+    del solver
+    start = time.perf_counter()
+    ours = [arena_br(tree, sigma, p)[0] for p in range(tree.num_players)]
+    on = policy_value(game, sigma, tree)
+    br_s = time.perf_counter() - start
+    rss_arena = _rss_mib()
+    policy = {k: list(row.items()) for k, row in table.items()}
+    start = time.perf_counter()
+    theirs = []
+    for p in range(tree.num_players):
+        br = pyspiel.TabularBestResponse(game.pyspiel_game, p, policy)
+        theirs.append(br.value(game.pyspiel_game.new_initial_state().history_str()))
+        del br
+    os_s = time.perf_counter() - start
+    rss_os = _rss_mib()
+    diff = max(abs(a - b) for a, b in zip(ours, theirs))
+    return {
+        "game": tree.game_name, "histories": tree.num_nodes, "times_leduc": round(tree.num_nodes / leduc, 1),
+        "infosets": tree.num_infosets, "policy": f"cfr+ average after {args.iterations} iterations",
+        "arena_compile_seconds": round(compile_s, 2), "arena_tree_mib": round(tree.nbytes / 2**20, 1),
+        "arena_rss_growth_compile_mib": round(rss_tree - rss0, 1),
+        "arena_best_response_seconds": round(br_s, 3),
+        "openspiel_cpp_best_response_seconds": round(os_s, 3),
+        "openspiel_rss_growth_mib": round(rss_os - rss_arena, 1),
+        "best_response_values_arena": ours, "best_response_values_openspiel": theirs,
+        "max_abs_difference": diff, "exploitability": (sum(ours) - sum(on)) / tree.num_players,
+        "speedup_vs_openspiel_cpp": round(os_s / br_s, 2),
+        "speedup_incl_compile_vs_openspiel_cpp": round(os_s / (br_s + compile_s), 2),
+    }
+
+
+def best_response_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game", default="liars_dice(dice_sides=7)", help="a tree-view OpenSpiel-backed game")
+    p.add_argument("--iterations", type=int, default=5, help="CFR+ iterations for the evaluated policy")
+
+
 def curves(args: argparse.Namespace) -> dict:
     """Every tree variant on one game: exploitability curves (CSV + one PNG) and final values."""
     import csv
@@ -124,7 +195,8 @@ def curves(args: argparse.Namespace) -> dict:
                 f"{game.spec.full_name}: exploitability of the average policy ({args.updates} updates)")
     best = min((k for k in results if k.endswith("_exploitability")), key=results.get)
     return {"game": game.spec.full_name, "iterations": args.iterations, **results,
-            "best": best.replace("_exploitability", ""), "plot": str(out_dir / "cfr_curves.png")}
+            "best": best.replace("_exploitability", ""), "plot": str(out_dir / "cfr_curves.png"),
+            "best_over_cfr+_exploitability": results[best] / results["cfr+_exploitability"]}
 
 
 def curves_arguments(p: argparse.ArgumentParser) -> None:
@@ -149,6 +221,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
     return [Benchmark("cfr", "CFR+ seconds/iteration on Leduc: arena vs OpenSpiel C++ and Python solvers",
-                      run, add_arguments),
+                      run, add_arguments, baseline="OpenSpiel C++ pyspiel.CFRPlusSolver, same game, same iterates",
+                      ratio="speedup_vs_openspiel_cpp"),
             Benchmark("cfr-curves", "every CFR variant's exploitability curve on one game (CSV + PNG)",
-                      curves, curves_arguments)]
+                      curves, curves_arguments, baseline="CFR+ (OpenSpiel's algorithm) at the same iterations",
+                      ratio="_over_cfr+_exploitability"),
+            Benchmark("cfr-br", "exact best response on a game ~85x Leduc: arena vs OpenSpiel C++ TabularBestResponse",
+                      best_response, best_response_arguments,
+                      baseline="OpenSpiel C++ pyspiel.TabularBestResponse on the same policy",
+                      ratio="vs_openspiel_cpp")]

@@ -72,6 +72,9 @@ def run_baselines(args: argparse.Namespace) -> dict[str, Any]:
             agents = [arena.load_agent(spec, game) for _ in range(players)]
             rates = win_rates(arena.play(game, agents, games=args.games, seed=args.seed))
             out[f"werewolf{players}_village_win_rate_{label}_villagers_vs_scripted_wolves"] = round(rates["sides"]["village"], 3)
+        scripted = out[f"werewolf{players}_village_win_rate_scripted_villagers_vs_scripted_wolves"]
+        random_ = out[f"werewolf{players}_village_win_rate_random_villagers_vs_scripted_wolves"]
+        out[f"werewolf{players}_village_win_rate_scripted_over_random"] = round(scripted / random_, 2) if random_ else None
     game = arena.load_game("deal_or_no_deal")
     for a, b in (("greedy", "fair"), ("fair", "fair"), ("greedy", "concede"), ("fair", "concede")):
         x, y = arena.load_agent(a, game, label=f"{a}#1"), arena.load_agent(b, game, label=f"{b}#2")
@@ -93,7 +96,9 @@ def baseline_args(p: argparse.ArgumentParser) -> None:
 def arena_benchmarks() -> list[Benchmark]:
     return [
         Benchmark("language-games", "games/s of 1,000 random Werewolf and Deal-or-No-Deal games: runner vs AEC loop",
-                  run_speed, speed_args),
+                  run_speed, speed_args, baseline="a plain PettingZoo loop over the same game's AEC env, in this process",
+                  ratio="_speedup_vs_aec_loop"),
         Benchmark("language-baselines", "scripted vs random villagers; greedy vs fair negotiators (fixed seeds)",
-                  run_baselines, baseline_args),
+                  run_baselines, baseline_args, baseline="random villagers against the scripted wolves",
+                  ratio="_scripted_over_random"),
     ]

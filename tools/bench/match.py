@@ -30,6 +30,28 @@ def aec_random_loop(env, games: int, seed: int = 0) -> float:
     return time.perf_counter() - start
 
 
+def pyspiel_random_loop(game_name: str, games: int, seed: int = 0) -> float:
+    """Seconds for ``games`` random games straight on OpenSpiel: ``new_initial_state``,
+    chance by its probabilities, ``random.choice`` over ``legal_actions``, ``apply_action``.
+    Nothing is recorded: the speed limit for Python driving OpenSpiel (sequential games)."""
+    import random
+
+    import pyspiel
+
+    game = pyspiel.load_game(game_name)
+    rng = random.Random(seed)
+    start = time.perf_counter()
+    for _ in range(games):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                actions, probs = zip(*state.chance_outcomes())
+                state.apply_action(rng.choices(actions, probs)[0])
+            else:
+                state.apply_action(rng.choice(state.legal_actions()))
+    return time.perf_counter() - start
+
+
 def shimmy_loop(game_name: str, games: int, seed: int = 0) -> float:
     """Seconds for ``games`` random games through shimmy's OpenSpiel AEC env."""
     import pyspiel
@@ -74,4 +96,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
-    return [Benchmark("match", "random-vs-random games/s: arena runner vs shimmy OpenSpiel AEC loop", run, add_arguments)]
+    return [Benchmark("match", "random-vs-random games/s: arena runner vs shimmy OpenSpiel AEC loop", run, add_arguments,
+                      baseline="a plain PettingZoo loop over shimmy's OpenSpiel AEC env, in this process",
+                      ratio="speedup_vs_shimmy")]

@@ -110,4 +110,5 @@ def _run(args: argparse.Namespace) -> dict:
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
     return [Benchmark("psro", "PSRO wall time and exploitability per iteration: arena vs OpenSpiel psro_v2",
-                      _run, _args)]
+                      _run, _args, baseline="OpenSpiel psro_v2 with C++ best responses, same game and meta-solver",
+                      ratio="speedup_x")]

@@ -217,7 +217,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
     return [Benchmark("rating", "games until Kendall τ ≥ 0.9 on 16 synthetic BT agents: round robin, Swiss, "
-                      "seeded elimination, adaptive", run, add_arguments),
+                      "seeded elimination, adaptive", run, add_arguments,
+                      baseline="round robin (games it needs to reach the same Kendall τ)",
+                      ratio="adaptive_over_round_robin"),
             Benchmark("rating-coverage", "how often the 95% rating intervals contain the true rating: simulated "
                       "tournaments of every format on synthetic pools (chance-decided and independent games)",
                       run_coverage, add_coverage_arguments)]

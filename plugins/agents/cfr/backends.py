@@ -114,5 +114,5 @@ def get_backend(device: str | None) -> Any:
 def tree_arrays(tree: Tree, backend: Any) -> dict[str, Any]:
     """The tree's index arrays on the backend's device."""
     d = tree.derived()
-    keys = ("edge", "owner_mask", "levels", "player_edges", "slot_node", "slot_nact", "probs", "own_paths")
+    keys = ("edge", "owner_mask", "opp_edge", "levels", "player_edges", "slot_node", "slot_nact", "probs", "own_paths")
     return {k: backend.convert(d[k]) for k in keys}

@@ -114,8 +114,7 @@ class TreeSolver:
         for p in players:
             lay = self.layout[p]
             child, par, slot = a["player_edges"][p]
-            mine = a["owner_mask"][p]
-            opp = forward(self.tree, ops.where(mine, 1.0, f), a)
+            opp = forward(self.tree, self.probs[a["opp_edge"][p]], a)
             own = self.probs[a["own_paths"][p]].prod(1)[lay.local]
             V = backward(self.tree, f, ops.copy(a["utility"][p]), ops, a)
             Q = ops.scatter_sum(slot, opp[par] * V[child], lay.s1 - lay.s0)
