@@ -61,7 +61,7 @@ def intents(v: PlayerView, moves: list[tuple]) -> dict[int, tuple]:
     places: dict[int, list[tuple]] = {}
     for m in moves:
         if m[0] == "place":
-            k, c = m[1], m[2]
+            c = m[2]
             pile = v.props[me][c]
             size = len(RENTS[COLOURS[c]])
             which = START if not pile else COMPLETE if len(pile) + 1 == size else ADD
