@@ -147,3 +147,66 @@ def test_bench_runs_and_reports_the_baseline(subprocess_env):
     bad = subprocess.run(arena_cmd() + ["bench", "monopoly-deal", "--games", "0"], env=subprocess_env,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--games" in bad.stderr and "Traceback" not in bad.stderr
+
+
+PREFERENCE = ("play ", "charge ", "build ", "take ", "give ", "bank ", "pay ", "accept", "discard ", "move ",
+              "Just Say No", "end turn")
+
+
+def pick(labels: list[str]) -> str:
+    """A simple clicking policy: lay cards and charge rent first, end the turn last."""
+    return min(labels, key=lambda lbl: next(i for i, p in enumerate(PREFERENCE) if lbl.startswith(p) or p == "end turn"))
+
+
+def test_browser_plays_a_whole_game_against_the_heuristic_by_clicking(tmp_path, subprocess_env):
+    from test_host_browser import ARGS, CHROMIUM, shown_outcome
+    from test_host_support import HostProcess
+
+    if not CHROMIUM.exists():
+        pytest.skip("headless browser test needs /usr/bin/chromium (apt-get install -y chromium chromium-driver)")
+    from playwright.sync_api import sync_playwright
+
+    from arena.store import RunStore
+    from conftest import REPO
+
+    run = tmp_path / "run"
+    host = HostProcess(["--game", "monopoly_deal(max_turns=30)", "--seats", "human", "monopoly_deal_heuristic",
+                        "--seed", "11", "--out", str(run)], 2, subprocess_env)
+    shot = REPO / "test-artifacts" / "host_browser_monopoly_deal.png"
+    shot.parent.mkdir(exist_ok=True)
+    clicks, errors, boards = 0, [], []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1200, "height": 900})
+                page.on("pageerror", lambda exc: errors.append(str(exc)))
+                page.goto(f"{host.url}/#token={host.tokens[0]}")
+                page.wait_for_selector("#game:has-text('monopoly_deal')", timeout=30_000)
+                while True:
+                    page.wait_for_selector("#buttons button:enabled, #result:not([hidden])", timeout=60_000)
+                    if page.is_visible("#result"):
+                        break
+                    boards.append(page.inner_text("#view"))
+                    labels = page.locator("#buttons button").all_inner_texts()
+                    mine = page.locator("#lines li.mine").count()
+                    page.get_by_role("button", name=pick(labels), exact=True).first.click()
+                    clicks += 1
+                    page.locator("#lines li.mine").nth(mine).wait_for(timeout=30_000)  # the move is logged
+                outcome = page.inner_text("#outcome")
+                page.wait_for_selector("#status:has-text('Match over')", timeout=30_000)
+                page.screenshot(path=str(shot), full_page=True)
+            finally:
+                browser.close()
+        assert host.wait() == 0, host.stderr
+    finally:
+        host.stop()
+    with RunStore.open_existing(run) as store:
+        (record,) = store.matches()
+    assert outcome == shown_outcome(record.returns, 0)
+    assert clicks > 10 and not errors, errors
+    assert any("Your hand (" in b and "Player 1 (hand" in b for b in boards)  # the readable board
+    assert any("Pending: " in b and "Pay one card at a time" in b for b in boards) or \
+        any("Answer: Just Say No" in b for b in boards)  # a demand was made of the person
+    transcript = (run / record.transcript).read_text()
+    assert "player 0 (human): " in transcript and ("wins" in transcript or "draw" in transcript)
