@@ -102,7 +102,7 @@ def test_llm_agent_plays_through_the_generic_prompt_with_a_tiny_model():
     pytest.importorskip("transformers")
     from arena.tools.tiny_model import tiny_model_dir
 
-    game = arena.load_game("monopoly_deal(max_turns=2)")
+    game = arena.load_game("monopoly_deal(max_turns=1)")
     llm = arena.load_agent({"name": "llm", "model": str(tiny_model_dir()), "mode": "scored"}, game)
     results = arena.play(game, [llm, arena.load_agent("monopoly_deal_heuristic", game)], games=1, seed=2,
                          record=True)
