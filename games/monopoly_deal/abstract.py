@@ -61,7 +61,9 @@ def intents(v: PlayerView, moves: list[tuple]) -> dict[int, tuple]:
     places: dict[int, list[tuple]] = {}
     for m in moves:
         if m[0] == "place":
-            c = m[2]
+            k, c = m[1], m[2]
+            if v.complete(me, c):
+                continue  # a property beyond a complete set earns nothing (bank it instead)
             pile = v.props[me][c]
             size = len(RENTS[COLOURS[c]])
             which = START if not pile else COMPLETE if len(pile) + 1 == size else ADD
@@ -104,9 +106,6 @@ def abstract_key(v: PlayerView, offered: dict[int, tuple]) -> str:
         owed = v.owed if v.phase == "pay" else v.amount
         return f"{base}|o{_cash_bucket(owed)}|c{int(v.bank_value(me) >= owed)}"
     return base
-
-
-KINDS_JSN = next(k.id for k in KINDS if k.name == "Just Say No")
 
 
 class IntentState(State):

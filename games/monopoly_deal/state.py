@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from arena.game import CHANCE, TERMINAL, Action, GameSpec, IllegalActionError, State
-from arena.games.monopoly_deal.cards import (COLOURS, DOUBLE_RENT, JUST_SAY_NO, KINDS, NO_BUILDINGS, RENTS, WILD, kind, pile_complete, pile_rent)
+from arena.games.monopoly_deal.cards import (COLOURS, DOUBLE_RENT, JUST_SAY_NO, KINDS, NO_BUILDINGS,
+                                             RENTS, WILD, kind, pile_complete, pile_rent)
 from arena.games.monopoly_deal.rules import ActionLayout, MonopolyDealConfig, layout_for
 
 NC = len(COLOURS)

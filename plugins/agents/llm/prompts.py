@@ -29,6 +29,9 @@ INSTRUCTIONS: dict[str, str] = {
                     "otherwise the higher card."),
     "liars_dice": ("You are playing Liar's dice: each player rolls hidden dice; bid on how many dice of a face "
                    "all players hold together, or call 'liar' on the previous bid."),
+    "monopoly_deal": ("You are playing Monopoly Deal: be the first to complete the required number of property "
+                      "sets of different colours. Bank money, lay properties, charge rent; when someone demands "
+                      "payment, answer with Just Say No or pay one card at a time."),
 }
 
 CHOICE = "{observation}\nLegal actions: {actions}\nAnswer with exactly one legal action.\nAction:"
