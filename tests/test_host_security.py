@@ -110,25 +110,12 @@ def test_a_move_needs_the_authorization_header_not_a_query_token(tmp_path, subpr
 
 
 def _open_idle(url: str, n: int, limit: float) -> tuple[list, float]:
-    """Open ``n`` TCP connections at once (non-blocking connects) that send nothing; seconds
-    until all are established."""
-    import select
-    import socket
     from urllib.parse import urlsplit
 
+    from arena.tools.bench.host import open_idle
+
     u = urlsplit(url)
-    socks, start = [], time.monotonic()
-    for _ in range(n):
-        s = socket.socket()
-        s.setblocking(False)
-        s.connect_ex((u.hostname, u.port))
-        socks.append(s)
-    pending = set(socks)
-    while pending and time.monotonic() - start < limit:
-        _, writable, _ = select.select([], list(pending), [], 0.2)
-        pending -= set(writable)
-    assert not pending, f"{len(pending)} of {n} connections not established within {limit}s"
-    return socks, time.monotonic() - start
+    return open_idle(u.hostname, u.port, n, limit)
 
 
 def test_500_idle_connections_do_not_stall_players_and_floods_are_rate_limited(tmp_path, subprocess_env):

@@ -294,11 +294,12 @@ class HostServer:
     connection that sends nothing."""
 
     def __init__(self, hub: Hub, bind: str = "127.0.0.1", port: int = 0, rate_limit: float = 20.0,
-                 rate_burst: int = 40, idle_timeout: float = 30.0) -> None:
+                 rate_burst: int = 40, idle_timeout: float = 30.0, backlog: int = BACKLOG) -> None:
         handler = type("Handler", (_Handler,), {"hub": hub, "limiter": RateLimiter(rate_limit, rate_burst),
                                                 "timeout": idle_timeout})
+        server = _Server if backlog == BACKLOG else type("Server", (_Server,), {"request_queue_size": backlog})
         try:
-            self.httpd = _Server((bind, port), handler)
+            self.httpd = server((bind, port), handler)
         except OSError as exc:
             raise ArenaError(f"cannot listen on {bind}:{port}: {exc.strerror or exc}") from None
         self.bind = bind
