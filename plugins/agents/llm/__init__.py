@@ -27,7 +27,7 @@ PARAMS: dict[str, Any] = {
     "model": None, "backend": "transformers", "mode": "scored", "temperature": 1.0, "retries": 2,
     "fallback": "random", "retry_temperature": 1.0, "max_new_tokens": 16, "max_text_tokens": 64,
     "cache": False, "score": "sum", "chat": "auto", "instruction": None, "templates": None,
-    "device": "cpu", "dtype": "float32",
+    "device": "cpu", "dtype": "float32", "merge": True,
     "gpu_memory_utilization": 0.85, "max_model_len": None, "enforce_eager": False,
     "base_url": None, "api_key_env": "OPENAI_API_KEY", "timeout": 60.0, "http_retries": 3, "backoff": 0.5,
     "concurrency": 16, "max_retry_after": 60.0,
@@ -64,7 +64,8 @@ def make_backend(backend: str = "transformers", model: str | None = None, **kw: 
     if backend == "transformers":
         from arena.plugins.agents.llm.hf import TransformersBackend
 
-        b: Backend = TransformersBackend(str(model), device=kw.get("device", "cpu"), dtype=kw.get("dtype", "float32"))
+        b: Backend = TransformersBackend(str(model), device=kw.get("device", "cpu"), dtype=kw.get("dtype", "float32"),
+                                         merge=bool(kw.get("merge", True)))
     else:
         from arena.plugins.agents.llm.vllm_backend import VLLMBackend
 

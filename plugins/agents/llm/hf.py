@@ -21,7 +21,7 @@ class TransformersBackend(LocalBackend):
     name = "transformers"
 
     def __init__(self, model: Any, tokenizer: Any = None, device: str = "cpu", dtype: str = "float32",
-                 max_batch_tokens: int = 32768) -> None:
+                 max_batch_tokens: int = 32768, merge: bool = True) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -44,65 +44,122 @@ class TransformersBackend(LocalBackend):
         self.model, self.tokenizer = model, tokenizer
         self.device = next(model.parameters()).device
         self.max_batch_tokens = max_batch_tokens
+        self.merge = merge
+        """Score identical prompts of different games once (off: every decision is its own row,
+        which is what batching distinct prompts costs)."""
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
         model.eval()
 
     # -- scoring ------------------------------------------------------------------------------
     def score_ids(self, pairs: Sequence[tuple[list[int], list[int]]]) -> list[list[float]]:
-        """Prefix-shared: each distinct prompt runs once; its KV cache is copied to each of its
-        continuations, which then run as one short batch (a legal-action list costs one prompt
-        plus a few label tokens, not one prompt per action)."""
-        groups: dict[tuple[int, ...], list[int]] = {}
+        """Prefix-shared: each prompt runs once, all prompts of a chunk in one left-padded
+        forward pass; its KV cache is then copied to each of its continuations, which run as one
+        short batch (a legal-action list costs one prompt plus a few label tokens, not one prompt
+        per action). With ``merge`` identical prompts of different games are one row."""
+        rows: list[tuple[list[int], list[int]]] = []  # (prompt ids, indices of its pairs)
+        seen: dict[tuple[int, ...], int] = {}
+        last = None
         for i, (p, _) in enumerate(pairs):
             if not p:
                 raise ArenaError("llm agent: cannot score a continuation after an empty prompt")
-            groups.setdefault(tuple(p), []).append(i)
+            if self.merge:
+                k = seen.setdefault(tuple(p), len(rows))
+                if k == len(rows):
+                    rows.append((p, []))
+                rows[k][1].append(i)
+            elif p is last:  # a decision's continuations share its prompt list (LocalBackend.score)
+                rows[-1][1].append(i)
+            else:
+                rows.append((p, [i]))
+            last = p
         out: list[list[float]] = [[] for _ in pairs]
-        keys = sorted(groups, key=len)
-        chunk: list[tuple[int, ...]] = []
-        for key in keys + [None]:  # type: ignore[list-item]
-            if key is not None and (not chunk or len(key) * (len(chunk) + 1) <= self.max_batch_tokens):
-                chunk.append(key)
+        rows.sort(key=lambda r: len(r[0]))
+        chunk: list[tuple[list[int], list[int]]] = []
+        for row in rows + [None]:  # type: ignore[list-item]
+            if row is not None and (not chunk or len(row[0]) * (len(chunk) + 1) <= self.max_batch_tokens):
+                chunk.append(row)
                 continue
-            self._score_shared(chunk, groups, pairs, out)
-            chunk = [key] if key is not None else []
+            self._score_shared(chunk, pairs, out)
+            chunk = [row] if row is not None else []
         return out
 
-    def _score_shared(self, keys: list[tuple[int, ...]], groups: dict, pairs, out: list) -> None:
+    def _score_shared(self, rows: list[tuple[list[int], list[int]]], pairs, out: list) -> None:
+        """One forward pass over the chunk's prompts, one over all their continuations (on the
+        copied KV caches), and one gather of the log-probs the continuations need."""
         torch = self.torch
-        if not keys:
+        if not rows:
             return
-        ids, mask, pos = self._left_pad([list(k) for k in keys])
-        rows = [(b, i) for b, k in enumerate(keys) for i in groups[k]]
+        flat = [(b, i) for b, (_, members) in enumerate(rows) for i in members]
+        conts = [pairs[i][1] for _, i in flat]
         with torch.inference_mode():
-            res = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
-                             position_ids=pos.to(self.device), use_cache=True)
-            first = torch.log_softmax(res.logits[:, -1].float(), dim=-1).cpu()
-            longest = max(len(pairs[i][1]) for _, i in rows)
-            rest = None
+            last, past, mask, ends = self._prefill([p for p, _ in rows])
+            first = torch.log_softmax(last.float(), dim=-1)
+            src = torch.tensor([b for b, _ in flat], dtype=torch.long, device=first.device)
+            heads = torch.tensor([c[0] if c else 0 for c in conts], dtype=torch.long, device=first.device)
+            lp_first = first[src, heads].tolist()
+            longest = max(len(c) for c in conts)
+            lp_rest: list[list[float]] = [[] for _ in flat]
             if longest > 1:
-                idx = torch.tensor([b for b, _ in rows], dtype=torch.long)
-                past = res.past_key_values
-                past.reorder_cache(idx.to(self.device))
-                cont = torch.full((len(rows), longest - 1), self.pad_id, dtype=torch.long)
-                cmask = torch.zeros((len(rows), longest - 1), dtype=torch.long)
-                for r, (_, i) in enumerate(rows):
-                    c = pairs[i][1][:-1]
-                    cont[r, :len(c)] = torch.tensor(c, dtype=torch.long) if c else cont[r, :0]
-                    cmask[r, :len(c)] = 1
-                start = mask.sum(1)[idx]
-                cpos = start[:, None] + torch.arange(longest - 1)[None, :]
-                res2 = self.model(input_ids=cont.to(self.device), attention_mask=torch.cat([mask[idx], cmask], 1).to(self.device),
+                past.reorder_cache(src)
+                width = longest - 1
+                cont = torch.tensor([c[:-1] + [self.pad_id] * (width - len(c) + 1) if c else [self.pad_id] * width
+                                     for c in conts], dtype=torch.long)
+                want = torch.tensor([c[1:] + [0] * (width - len(c) + 1) if c else [0] * width for c in conts],
+                                    dtype=torch.long)
+                cmask = torch.tensor([[1] * max(0, len(c) - 1) + [0] * (width - max(0, len(c) - 1)) for c in conts],
+                                     dtype=torch.long)
+                cpos = ends[src.cpu()][:, None] + torch.arange(width)[None, :]
+                res2 = self.model(input_ids=cont.to(self.device),
+                                  attention_mask=torch.cat([mask[src.cpu()], cmask], 1).to(self.device),
                                   position_ids=cpos.to(self.device), past_key_values=past, use_cache=True)
-                rest = torch.log_softmax(res2.logits.float(), dim=-1).cpu()
-        for r, (b, i) in enumerate(rows):
-            c = pairs[i][1]
-            if not c:
-                continue
-            lps = [float(first[b, c[0]])]
-            if len(c) > 1:
-                lps += rest[r, torch.arange(len(c) - 1), torch.tensor(c[1:], dtype=torch.long)].tolist()
-            out[i] = lps
+                rest = torch.log_softmax(res2.logits.float(), dim=-1)
+                picked = rest.gather(2, want.to(rest.device)[:, :, None])[:, :, 0].tolist()
+                lp_rest = [picked[r][:max(0, len(c) - 1)] for r, c in enumerate(conts)]
+        for r, (_, i) in enumerate(flat):
+            if conts[r]:
+                out[i] = [lp_first[r]] + lp_rest[r]
+
+    MIN_SHARED_PREFIX = 8
+    """Shortest common prompt prefix worth a pass of its own (below it, rows run whole)."""
+
+    def _prefill(self, prompts: list[list[int]]):
+        """Run a batch of prompts; return each row's next-token logits, the KV cache, the
+        attention mask over the cache, and the position the next token of each row takes.
+
+        Prompts of one batch mostly share a long prefix (instructions, rules, the chat
+        template) and differ in a short tail (the cards, the history). The prefix runs once,
+        its KV cache is copied to every row, and only the tails run as a left-padded batch (the
+        padding sits between prefix and tail and is masked), so a batch of N distinct prompts
+        costs one prefix plus N tails instead of N whole prompts."""
+        torch = self.torch
+        shared = _common_prefix(prompts)
+        shared = min(shared, min(len(p) for p in prompts) - 1)  # every row keeps a token to run
+        if len(prompts) < 2 or shared < self.MIN_SHARED_PREFIX:
+            ids, mask, pos = self._left_pad(prompts)
+            res = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                             position_ids=pos.to(self.device), use_cache=True, **self._last_only)
+            return res.logits[:, -1], res.past_key_values, mask, pos[:, -1] + 1
+        head = torch.tensor([prompts[0][:shared]], dtype=torch.long)
+        res = self.model(input_ids=head.to(self.device), position_ids=torch.arange(shared)[None].to(self.device),
+                         use_cache=True, **self._last_only)
+        past = res.past_key_values
+        past.reorder_cache(torch.zeros(len(prompts), dtype=torch.long, device=self.device))
+        ids, tmask, tpos = self._left_pad([p[shared:] for p in prompts])
+        mask = torch.cat([torch.ones((len(prompts), shared), dtype=torch.long), tmask], 1)
+        pos = tpos + shared
+        res = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                         position_ids=pos.to(self.device), past_key_values=past, use_cache=True, **self._last_only)
+        return res.logits[:, -1], res.past_key_values, mask, pos[:, -1] + 1
+
+    @property
+    def _last_only(self) -> dict[str, int]:
+        """Ask the model for the last position's logits only, where it supports that."""
+        if not hasattr(self, "_keep_kw"):
+            import inspect
+
+            names = inspect.signature(self.model.forward).parameters
+            self._keep_kw = next(({k: 1} for k in ("logits_to_keep", "num_logits_to_keep") if k in names), {})
+        return self._keep_kw
 
     def top_logprobs_ids(self, pairs: Sequence[tuple[list[int], list[int]]],
                          k: int) -> list[list[list[tuple[int, float]]]]:
@@ -144,7 +201,6 @@ class TransformersBackend(LocalBackend):
         n = len(prompts)
         if n == 0:
             return []
-        ids, mask, pos = self._left_pad([list(p) for p in prompts])
         rngs = [np.random.default_rng(int(s)) for s in seeds]
         done = [False] * n
         toks: list[list[int]] = [[] for _ in range(n)]
@@ -153,10 +209,9 @@ class TransformersBackend(LocalBackend):
         reasons = ["length"] * n
         eos = self.tokenizer.eos_token_id
         with torch.inference_mode():
-            res = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
-                             position_ids=pos.to(self.device), use_cache=True)
-            past, last_pos = res.past_key_values, pos[:, -1]
-            logits = res.logits[:, -1].float().cpu()
+            last, past, mask, next_pos = self._prefill([list(p) for p in prompts])
+            last_pos = next_pos - 1
+            logits = last.float().cpu()
             for _ in range(max_tokens):
                 logp = torch.log_softmax(logits, dim=-1)
                 nxt = self._pick(logits, temperature, rngs, done)
@@ -198,3 +253,16 @@ class TransformersBackend(LocalBackend):
             cdf = np.cumsum(probs[r])
             picks.append(int(min(np.searchsorted(cdf, u * cdf[-1], side="right"), len(cdf) - 1)))
         return torch.tensor(picks, dtype=torch.long)
+
+
+def _common_prefix(seqs: Sequence[Sequence[int]]) -> int:
+    """Length of the longest prefix all sequences share."""
+    first, n = seqs[0], min(len(q) for q in seqs)
+    for q in seqs[1:]:
+        k = 0
+        while k < n and q[k] == first[k]:
+            k += 1
+        n = k
+        if n == 0:
+            break
+    return n
