@@ -61,7 +61,7 @@ def intents(v: PlayerView, moves: list[tuple]) -> dict[int, tuple]:
     places: dict[int, list[tuple]] = {}
     for m in moves:
         if m[0] == "place":
-            k, c = m[1], m[2]
+            c = m[2]
             if v.complete(me, c):
                 continue  # a property beyond a complete set earns nothing (bank it instead)
             pile = v.props[me][c]
