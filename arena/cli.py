@@ -106,6 +106,13 @@ def _plugins_run(args: argparse.Namespace) -> int:
         rows.append({"name": name, "kind": kind, "plugin": " & ".join(p.plugin for p in providers),
                      "distribution": " & ".join(p.distribution for p in providers), "version": "",
                      "status": "conflict", "description": "provided by " + " and ".join(map(str, providers))})
+    reg.load_all()
+    listed = {r["plugin"] for r in rows}
+    for name, prov in sorted(reg.providers.items()):  # plugins on the event hooks only (observers)
+        if name not in listed:
+            doc = (getattr(reg.pm.get_plugin(name), "__doc__", "") or "").strip().splitlines()
+            rows.append({"name": name, "kind": "observer", "plugin": name, "distribution": prov.distribution,
+                         "version": prov.version, "status": "ok", "description": doc[0] if doc else ""})
     for b in reg.broken:
         rows.append({"name": b.plugin, "kind": "plugin", "plugin": b.plugin, "distribution": b.distribution,
                      "version": b.version, "status": "broken", "description": b.error})

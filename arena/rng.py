@@ -41,6 +41,12 @@ class GameRandom:
         self._key = self._z = z ^ (z >> 31)
         self._numpy: np.random.Generator | None = None
 
+    def clone(self) -> "GameRandom":
+        """An independent copy at the same position of the stream (for states that clone)."""
+        c = GameRandom.__new__(GameRandom)
+        c.seed, c.index, c._key, c._z, c._numpy = self.seed, self.index, self._key, self._z, None
+        return c
+
     @property
     def _counter(self) -> int:
         """How many draws were made (``uniform``, ``below`` and ``bits`` alike)."""

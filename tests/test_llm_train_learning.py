@@ -109,7 +109,8 @@ def test_cli_runs_and_rejects_bad_input(tmp_path):
     assert set(res["first"]) == {"step", "seconds", "return_vs_random", "winrate_vs_random", "exploitability"}
     assert (tmp_path / "run" / "snapshots" / "learner@1" / "config.json").exists()
     assert (tmp_path / "run" / "curves.png").exists()
-    bad = subprocess.run([sys.executable, "-m", "arena.cli", "llm-train", str(cfg), "params.baseline=median"],
+    bad = subprocess.run([sys.executable, "-m", "arena.cli", "llm-train", str(cfg), "params.baseline=median",
+                          f"out={tmp_path / 'bad'}"],
                          capture_output=True, text=True)
     assert bad.returncode == 2
     assert bad.stderr.strip().count("\n") == 0 and "baseline must be one of" in bad.stderr

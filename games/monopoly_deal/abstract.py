@@ -170,9 +170,7 @@ class IntentState(State):
     def clone(self) -> "IntentState":
         c = IntentState.__new__(IntentState)
         c.real = self.real.clone()
-        c.rng = GameRandom.__new__(GameRandom)
-        c.rng.seed, c.rng.index, c.rng._key, c.rng._counter, c.rng._numpy = (
-            self.rng.seed, self.rng.index, self.rng._key, self.rng._counter, None)
+        c.rng = self.rng.clone()
         c._offer, c._view = self._offer, None
         return c
 
