@@ -162,7 +162,8 @@ def coverage_study(kind: str, knob: int, strengths: dict[str, float], tournament
         err.append(float(np.max(np.abs(fit.rating - truth))))
         taus.append(kendall_tau([names[i] for i in np.argsort(-fit.rating, kind="stable")], order))
     hit_a = np.array(hit)
-    return {"coverage": round(float(hit_a.mean()), 3), "baseline_coverage": round(float(np.mean(base_hit)), 3) if base_hit else None,
+    return {"coverage": round(float(hit_a.mean()), 3),
+            "baseline_coverage": round(float(np.mean(base_hit)), 3) if base_hit else None,
             "worst_agent_coverage": round(float(hit_a.mean(axis=0).min()), 3),
             "games": int(np.median(games)), "half_width_elo": round(float(np.median(width)), 1),
             "max_error_elo": round(float(np.median(err)), 1), "median_tau": round(float(np.median(taus)), 3)}
