@@ -172,11 +172,13 @@ def coverage_study(kind: str, knob: int, strengths: dict[str, float], tournament
 def run_coverage(args: argparse.Namespace) -> dict:
     import os
 
+    from arena.errors import ArenaError
+
     knobs = dict(COVERAGE_KNOBS)
     for item in args.knob:
         kind, _, value = item.partition("=")
         if kind not in knobs or not value.isdigit() or int(value) < 1:
-            raise SystemExit(f"--knob {item}: expected FORMAT=POSITIVE_INT with FORMAT in {', '.join(knobs)}")
+            raise ArenaError(f"--knob {item}: expected FORMAT=POSITIVE_INT with FORMAT in {', '.join(knobs)}")
         knobs[kind] = int(value)
     strengths = {f"a{i:02d}": args.gap * i for i in range(args.agents)}
     seeds = range(args.first_seed, args.first_seed + args.tournaments)
