@@ -43,11 +43,11 @@ class GameSpec:
     """True when solvers may enumerate it: deterministic clone, explicit chance, perfect recall."""
     text_decisions: bool = False
     """True when some decision is free text (then the AEC face is unavailable)."""
+    params: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
     simultaneous: bool = False
     """True when every decision node is simultaneous with every player moving (chance nodes
     aside): the game then has a PettingZoo parallel face (:func:`arena.make_parallel_env`)."""
-    params: dict[str, Any] = field(default_factory=dict)
-    description: str = ""
 
     @property
     def full_name(self) -> str:

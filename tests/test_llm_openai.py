@@ -278,7 +278,8 @@ def test_client_completions_n_max_tokens_logprobs_usage(client):
         lp = c.logprobs
         assert len(lp.tokens) == len(lp.token_logprobs) == len(lp.top_logprobs) <= 4
         assert "".join(lp.tokens).startswith(c.text)
-        assert all(len(top) <= 2 and max(top.values()) >= v - 1e-4 for top, v in zip(lp.top_logprobs, lp.token_logprobs))
+        assert all(len(top) <= 2 and max(top.values()) >= v - 1e-4
+                   for top, v in zip(lp.top_logprobs, lp.token_logprobs))
     assert r.usage.completion_tokens == sum(len(c.logprobs.tokens) for c in r.choices)
     assert r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens
     again = client.completions.create(model="tiny", prompt=["Kuhn poker:", "Leduc:"], n=3, max_tokens=4, seed=7)

@@ -106,8 +106,8 @@ class _HTTPError(Exception):
         self.status, self.param, self.code = status, param, code
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"message": str(self), "type": "invalid_request_error" if self.status < 500 else "server_error",
-                          "param": self.param, "code": self.code}}
+        kind = "invalid_request_error" if self.status < 500 else "server_error"
+        return {"error": {"message": str(self), "type": kind, "param": self.param, "code": self.code}}
 
 
 def _bad(message: str, param: str | None = None) -> _HTTPError:

@@ -162,7 +162,8 @@ def coverage_study(kind: str, knob: int, strengths: dict[str, float], tournament
         err.append(float(np.max(np.abs(fit.rating - truth))))
         taus.append(kendall_tau([names[i] for i in np.argsort(-fit.rating, kind="stable")], order))
     hit_a = np.array(hit)
-    return {"coverage": round(float(hit_a.mean()), 3), "baseline_coverage": round(float(np.mean(base_hit)), 3) if base_hit else None,
+    return {"coverage": round(float(hit_a.mean()), 3),
+            "baseline_coverage": round(float(np.mean(base_hit)), 3) if base_hit else None,
             "worst_agent_coverage": round(float(hit_a.mean(axis=0).min()), 3),
             "games": int(np.median(games)), "half_width_elo": round(float(np.median(width)), 1),
             "max_error_elo": round(float(np.median(err)), 1), "median_tau": round(float(np.median(taus)), 3)}
@@ -171,11 +172,13 @@ def coverage_study(kind: str, knob: int, strengths: dict[str, float], tournament
 def run_coverage(args: argparse.Namespace) -> dict:
     import os
 
+    from arena.errors import ArenaError
+
     knobs = dict(COVERAGE_KNOBS)
     for item in args.knob:
         kind, _, value = item.partition("=")
         if kind not in knobs or not value.isdigit() or int(value) < 1:
-            raise SystemExit(f"--knob {item}: expected FORMAT=POSITIVE_INT with FORMAT in {', '.join(knobs)}")
+            raise ArenaError(f"--knob {item}: expected FORMAT=POSITIVE_INT with FORMAT in {', '.join(knobs)}")
         knobs[kind] = int(value)
     strengths = {f"a{i:02d}": args.gap * i for i in range(args.agents)}
     seeds = range(args.first_seed, args.first_seed + args.tournaments)
