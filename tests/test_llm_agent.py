@@ -245,3 +245,28 @@ def test_agents_on_one_model_share_one_backend_until_the_last_closes(model, game
     assert llm._REFS[key] == refs - 1
     b.close()
     assert llm._REFS.get(key, 0) == refs - 2
+
+
+@pytest.mark.parametrize("merge", [True, False])
+def test_a_batch_runs_its_common_prefix_once_and_scores_as_one_at_a_time(model, game, merge):
+    """Shared-prefix prefill: the prompts' common prefix is one batch-1 pass, then only the
+    tails run; the policies equal those of one decision per call."""
+    agent = load_agent({"name": "llm", "model": model, "merge": merge}, game)
+    obs = _obs(game, 6)
+    prompts = [agent.prompts.build(o) for o in obs]
+    shapes = []
+    hook = agent.model.register_forward_pre_hook(lambda m, a, kw: shapes.append(tuple(kw["input_ids"].shape)),
+                                                 with_kwargs=True)
+    try:
+        batched = agent._policies(obs, prompts)
+    finally:
+        hook.remove()
+    single = [agent._policies([o], [p])[0] for o, p in zip(obs, prompts)]
+    for (pb, _), (ps, _) in zip(batched, single):
+        assert max(abs(pb[a] - ps[a]) for a in ps) < 1e-5
+    ids = [tuple(agent.backend.prompt_ids(p)) for p in prompts]
+    rows = set(ids) if merge else ids
+    whole = sum(len(r) for r in rows)
+    (one, prefix), (n, tail) = shapes[0], shapes[1]
+    assert one == 1 and prefix >= 8 and n == len(rows)
+    assert prefix + n * tail < whole  # fewer tokens than running every prompt whole

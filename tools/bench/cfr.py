@@ -226,7 +226,8 @@ def arena_benchmarks() -> list[Benchmark]:
             Benchmark("cfr-curves", "every CFR variant's exploitability curve on one game (CSV + PNG)",
                       curves, curves_arguments, baseline="CFR+ (OpenSpiel's algorithm) at the same iterations",
                       ratio="_over_cfr+_exploitability"),
-            Benchmark("cfr-br", "exact best response on a game ~85x Leduc: arena vs OpenSpiel C++ TabularBestResponse",
+            Benchmark("cfr-br", "exact best response on liars_dice(dice_sides=7), 170x Leduc: arena vs OpenSpiel "
+                      "C++ TabularBestResponse",
                       best_response, best_response_arguments,
                       baseline="OpenSpiel C++ pyspiel.TabularBestResponse on the same policy",
                       ratio="vs_openspiel_cpp")]
