@@ -167,3 +167,52 @@ def test_cfr_agent_solves_on_load_saves_and_reloads(tmp_path):
         arena.load_agent(f"cfr:path={tmp_path}", arena.load_game("leduc_poker"))
     with pytest.raises(ArenaError, match="unknown CFR algorithm"):
         arena.load_agent("cfr:algo=nope,iterations=3", game)
+
+
+class _LateChance:
+    """Player 0 picks safe (+0.5) or risky; then chance: +1 with probability 0.9, else -1
+    (risky is worth 0.8). Player 1 has one move. A sampler that divides by the chance
+    probability after the decision without multiplying it back values risky at 0 and learns safe."""
+
+    def __init__(self, history=()):
+        self.h = tuple(history)
+
+    def current_player(self):
+        return [0, 1, -1][len(self.h)] if len(self.h) < 3 else -4
+
+    def chance_outcomes(self):
+        return [(0, 0.9), (1, 0.1)]
+
+    def legal_actions(self, player=None):
+        return [[0, 1], [0], [0, 1]][len(self.h)] if len(self.h) < 3 else []
+
+    def apply_action(self, a):
+        self.h += (a,)
+
+    def clone(self):
+        return _LateChance(self.h)
+
+    def information_state_key(self, player):
+        return f"p{player}"
+
+    def returns(self):
+        v = 0.5 if self.h[0] == 0 else (1.0 if self.h[2] == 0 else -1.0)
+        return [v, -v]
+
+
+def test_outcome_sampling_is_unbiased_with_chance_after_a_decision():
+    from arena.game import Game, GameSpec
+
+    class LateChance(Game):
+        spec = GameSpec(name="late_chance", num_players=2, num_distinct_actions=2, observation_shape=(1,),
+                        min_utility=-1, max_utility=1, zero_sum=True, max_game_length=3)
+
+        def new_initial_state(self, seed=None):
+            return _LateChance()
+
+    for averaging in ("stochastic", "simple"):
+        solver = SAMPLERS["os-mccfr"](LateChance(), seed=0, averaging=averaging)
+        solver.iterate(3000)
+        assert solver.average_policy().table["p0"][1] > 0.9, averaging  # risky (0.8) beats safe (0.5)
+    with pytest.raises(ArenaError, match="averaging"):
+        SAMPLERS["os-mccfr"](LateChance(), averaging="mean")

@@ -6,8 +6,8 @@ A state wraps a real ``monopoly_deal(variant=paper)`` state; its draws are sampl
 seed (the sampling solvers pass one per traversal). Actions are *intents* — complete a set, add to a set, start a set, bank cash, bank a
 property, charge rent, end the turn, Just Say No, accept, pay with cash, pay with property,
 discard — and each maps to one concrete move by the card-level choices of :mod:`.tactics`. The
-info-state key is a coarse, **imperfect-recall** summary of what the player sees (sets and
-near-sets on both sides, cash buckets, the pending debt, the intents on offer), so the game has
+info-state key is a coarse, **imperfect-recall** summary of what the player sees (complete sets
+and near-complete sets on both sides, the rent or debt at stake, the intents on offer), so the game has
 no tree view (``GameSpec.tree`` is false) and is solved by sampling (``os-mccfr``). The same
 two functions, :func:`intents` and :func:`abstract_key`, serve the ``monopoly_deal_mccfr`` agent
 in the real game, computed from its observation.
@@ -34,8 +34,9 @@ INTENTS = ("end turn", "complete a set", "add to a set", "start a set", "bank ca
  DISCARD) = range(len(INTENTS))
 
 
-def _cash_bucket(x: int) -> int:
-    return 0 if x <= 0 else 1 if x <= 3 else 2 if x <= 7 else 3
+def _bucket(x: int) -> int:
+    """$ amounts: 0, 1-2, 3-4, 5+."""
+    return 0 if x <= 0 else 1 if x <= 2 else 2 if x <= 4 else 3
 
 
 def intents(v: PlayerView, moves: list[tuple]) -> dict[int, tuple]:
@@ -88,24 +89,23 @@ def intents(v: PlayerView, moves: list[tuple]) -> dict[int, tuple]:
 
 
 def _side(v: PlayerView, q: int) -> str:
-    """Complete sets, colours one card short (0, 1, 2+) and cash bucket of seat ``q``."""
-    near = sum(1 for c in v.rules.colour_ids if v.props[q][c] and not v.complete(q, c)
-               and len(v.props[q][c]) + 1 >= len(RENTS[COLOURS[c]]))
-    return f"{v.complete_sets(q)}{min(near, 2)}{_cash_bucket(v.bank_value(q))}"
+    """Seat ``q``'s progress: complete sets, and whether some colour is one card short."""
+    near = any(v.props[q][c] and not v.complete(q, c) and len(v.props[q][c]) + 1 >= len(RENTS[COLOURS[c]])
+               for c in v.rules.colour_ids)
+    return f"{v.complete_sets(q)}{int(near)}"
 
 
 def abstract_key(v: PlayerView, offered: dict[int, tuple]) -> str:
-    """Imperfect-recall key: the phase, both sides' progress and cash, the debt, the intents."""
+    """Imperfect-recall key, deliberately coarse so that MCCFR visits each key often: the phase,
+    the intents on offer, both sides' progress, and the money at stake."""
     me, op = v.me, 1 - v.me
     mask = "".join(str(int(i in offered)) for i in range(len(INTENTS)))
-    base = f"{v.phase}|me{_side(v, me)}|op{_side(v, op)}|{mask}"
+    sides = f"me{_side(v, me)}|op{_side(v, op)}"
     if v.phase == "play":
         rent = v.rent(me, offered[RENT][2]) if RENT in offered else 0
-        return f"{base}|p{v.plays_left}|r{0 if not rent else 1 if rent <= 2 else 2 if rent <= 4 else 3}"
-    if v.phase in ("respond", "pay"):
-        owed = v.owed if v.phase == "pay" else v.amount
-        return f"{base}|o{_cash_bucket(owed)}|c{int(v.bank_value(me) >= owed)}"
-    return base
+        return f"play|{mask}|p{v.plays_left}|{sides}|r{_bucket(rent)}|a{int(v.assets(op) > 0)}"
+    owed = v.owed if v.phase == "pay" else v.amount
+    return f"{v.phase}|{mask}|{sides}|o{_bucket(owed)}|c{int(v.bank_value(me) >= owed)}"
 
 
 class IntentState(State):

@@ -111,25 +111,32 @@ class ExternalSampling(MCCFR):
 
 class OutcomeSampling(MCCFR):
     """Sample one terminal history per traversal; the traverser explores with probability
-    ``epsilon``; regrets are importance-weighted by the sample probability, and the traverser's
-    average is updated with its own reach over the sample probability (stochastically weighted
-    averaging)."""
+    ``epsilon``; regrets are importance-weighted by the sample probability (chance after the
+    node cancels: it is sampled by its own probability, as in OpenSpiel), and the traverser's
+    average is updated with its own reach over the sample probability (``averaging=stochastic``,
+    stochastically weighted averaging) or with its current policy at every visit
+    (``averaging=simple``: biased, but its weights do not explode in long games with many
+    chance nodes, where stochastic weights span dozens of orders of magnitude)."""
 
     name = "os-mccfr"
 
-    def __init__(self, game: Game, seed: int = 0, epsilon: float = 0.6) -> None:
+    def __init__(self, game: Game, seed: int = 0, epsilon: float = 0.6, averaging: str = "stochastic") -> None:
         super().__init__(game, seed)
+        if averaging not in ("stochastic", "simple"):
+            raise ArenaError(f"os-mccfr: averaging must be 'stochastic' or 'simple', not {averaging!r}")
         self.epsilon = epsilon
+        self.simple = averaging == "simple"
 
     def traverse(self, state: State, player: int, own: float = 1.0, opp: float = 1.0,
                  sample: float = 1.0) -> tuple[float, float]:
-        """Returns (u_player(z) / q(z), π^σ(h→z)) for the sampled terminal z."""
+        """Returns (u_player(z) / q(z), π^σ(h→z)) for the sampled terminal z (π with chance)."""
         cur = state.current_player()
         if cur == TERMINAL:
             return float(state.returns()[player]) / sample, 1.0
         if cur == CHANCE:
             nxt, p = self.chance(state)
-            return self.traverse(nxt, player, own, opp * p, sample * p)
+            u, tail = self.traverse(nxt, player, own, opp * p, sample * p)
+            return u, tail * p
         node = self.node(state, cur)
         sigma = node.policy()
         k = len(sigma)
@@ -141,7 +148,7 @@ class OutcomeSampling(MCCFR):
             regret = -w * tail * sigma[i] * np.ones(k)
             regret[i] = w * tail * (1 - sigma[i])
             node.regret += regret
-            node.avg += (own / sample) * sigma
+            node.avg += sigma if self.simple else (own / sample) * sigma
             return u, tail * sigma[i]
         i = self.sample(sigma)
         u, tail = self.traverse(self.child(state, node.actions[i]), player, own, opp * sigma[i], sample * sigma[i])
