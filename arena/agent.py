@@ -48,8 +48,9 @@ class Observation:
         self.player = player
         self.game_name = game_name
         self._random = rng
-        if legal_actions is not None:  # known to be a choice (the runner's fast path)
-            self.__dict__.update(decision="choice", legal_actions=legal_actions)
+        if legal_actions is not None:  # known to be a choice (the runner's fast path): fill the caches
+            self.decision = "choice"
+            self.legal_actions = legal_actions
 
     @cached_property
     def decision(self) -> DecisionKind:

@@ -197,12 +197,29 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
             finish(slot)
         else:
             active.append(slot)
-    # Invariant: every slot in ``active`` sits at a decision node.
+    # One pass per step: advance each game past the moves just applied (a joint move, chance),
+    # finish it or queue its next decision(s); then one act_batch call per agent. (On the first
+    # pass every game already sits at a decision node, so advancing is a no-op.)
     plain = State.decision_kind
     while active:
         batches: dict[int, list[tuple[_Slot, int, Observation]]] = {}
+        still = []
         for slot in active:
             st = slot.state
+            if not slot.done:
+                if slot.pending and all(p in slot.pending for p in st.acting_players()):
+                    joint = [slot.pending.get(p, 0) for p in range(n)]
+                    slot.pending = None
+                    st.apply_actions(joint)
+                if st.is_chance_node():
+                    sample_chance(st, slot.rng)
+                if st.is_terminal():
+                    slot.done = True
+                    slot.returns = [float(x) for x in st.returns()]
+            if slot.done:
+                finish(slot)
+                continue
+            still.append(slot)
             p = st.current_player()
             if p >= 0:
                 agent = slot.agents[p]
@@ -210,7 +227,7 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
                 if batch is None:
                     batch = batches[id(agent)] = []
                 # Games without text decisions: the legal moves are needed anyway (the check
-                # below), so fill them in now rather than through the lazy properties.
+                # in _decide), so fill them in now rather than through the lazy properties.
                 legal = list(st.legal_actions(p)) if type(st).decision_kind is plain else None
                 batch.append((slot, p, Observation(st, p, slot.rng, name, legal)))
                 continue
@@ -219,27 +236,10 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
             for p in st.acting_players():
                 if p not in slot.pending:
                     batches.setdefault(id(slot.agents[p]), []).append((slot, p, Observation(st, p, slot.rng, name)))
+        active = still
         for decisions in batches.values():
             agent = decisions[0][0].agents[decisions[0][1]]
             _decide(agent, decisions, timeout, hung, record)
-        still = []
-        for slot in active:
-            if not slot.done:
-                s = slot.state
-                if slot.pending and all(p in slot.pending for p in s.acting_players()):
-                    joint = [slot.pending.get(p, 0) for p in range(n)]
-                    slot.pending = None
-                    s.apply_actions(joint)
-                if s.is_chance_node():
-                    sample_chance(s, slot.rng)
-                if s.is_terminal():
-                    slot.done = True
-                    slot.returns = [float(x) for x in s.returns()]
-            if slot.done:
-                finish(slot)
-            else:
-                still.append(slot)
-        active = still
     return [finished[i] for i in indices]
 
 
@@ -372,7 +372,8 @@ def _finish(game: Game, slot: _Slot, seed: int) -> GameResult:
     for p, agent in enumerate(slot.agents):
         if type(agent).game_finished is not Agent.game_finished:  # only build views for agents that look
             agent.game_finished(slot.index, p, returns, Observation(slot.state, p, slot.rng, game.spec.full_name))
-    info = slot.state.outcome_info() if slot.forfeit is None else {}
+    state = slot.state
+    info = state.outcome_info() if slot.forfeit is None and type(state).outcome_info is not State.outcome_info else {}
     return GameResult(
         index=slot.index, seed=seed, seats=[a.name for a in slot.agents], returns=list(returns),
         length=slot.length, duration=time.perf_counter() - slot.start, forfeit=slot.forfeit,

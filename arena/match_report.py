@@ -35,9 +35,9 @@ class MatchSummary:
     def add(self, r: GameResult) -> None:
         returns, tally = r.returns, self._tally
         teams = r.info.get("teams") if r.info else None
-        if teams is None:  # each seat alone: the common case, without the team arithmetic
+        if not teams:  # each seat alone: the common case, without the team arithmetic
             best = max(returns)
-            won = 2 if returns.count(best) == 1 else 3
+            won = 2 if sum(x == best for x in returns) == 1 else 3  # not list.count: nan is not nan's equal
             for seat, name in enumerate(r.seats):
                 t = tally.get(name) or tally.setdefault(name, [0, 0.0, 0, 0, 0, 0])
                 x = returns[seat]

@@ -4,7 +4,9 @@ It lets the registry import a plugin only when one of its names is used (see
 :mod:`arena.registry`). A record is trusted only while its entry point (target, distribution,
 version) and the fingerprint of its source files (path, size and modification time of every
 ``.py`` file of the plugin's module or package) are unchanged, so editing, installing or
-upgrading a plugin re-imports it. The index lives in the user's cache directory, one file per
+upgrading a plugin re-imports it; and the whole index only while no package was installed or
+removed (the modification times of the ``sys.path`` directories), since a plugin may offer
+entries depending on what else is installed. The index lives in the user's cache directory, one file per
 Python environment; it is only ever a cache: unreadable, unwritable or absent means the
 plugins are imported as before. ``ARENA_PLUGIN_INDEX=0`` turns it off.
 """
@@ -36,6 +38,25 @@ def index_path() -> Path:
     return Path(root) / f"plugins-{env}.json"
 
 
+def environment_stamp() -> list[list]:
+    """The ``sys.path`` directories that hold installed distributions (``*.dist-info``) and
+    their modification times: installing or removing a package changes its directory's. (Other
+    entries, and the working directory, change for unrelated reasons.)"""
+    stamp = []
+    cwd = os.getcwd()
+    for entry in sys.path:
+        if not entry or entry == cwd:  # `python -m`/`-c` put the working directory first
+            continue
+        try:
+            with os.scandir(entry) as it:
+                if not any(e.name.endswith((".dist-info", ".egg-info")) for e in it):
+                    continue
+            stamp.append([entry, os.stat(entry or ".").st_mtime_ns])
+        except OSError:
+            continue
+    return stamp
+
+
 def fingerprint(module: str) -> str | None:
     """A digest of the plugin's source files, or None when they cannot be located."""
     try:
@@ -63,9 +84,10 @@ class Index:
     """Records keyed by plugin (entry-point) name: ``{"id": [...], "fingerprint": ..., "entries":
     {kind: [[name, description], ...]}}``."""
 
-    def __init__(self, path: Path, records: dict[str, Any]) -> None:
+    def __init__(self, path: Path, records: dict[str, Any], stamp: list[list] | None = None) -> None:
         self.path = path
         self.records = records
+        self.stamp = stamp if stamp is not None else environment_stamp()
         self._current: dict[str, tuple[list[str], str | None]] = {}
 
     def _identity(self, ep: "md.EntryPoint", provider: "Provider") -> tuple[list[str], str | None]:
@@ -115,7 +137,7 @@ class Index:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
             with os.fdopen(fd, "w") as fh:
-                json.dump({"format": FORMAT, "plugins": self.records}, fh)
+                json.dump({"format": FORMAT, "environment": self.stamp, "plugins": self.records}, fh)
             os.replace(tmp, self.path)
         except OSError:
             pass  # a cache: a read-only home only costs start-up time
@@ -126,11 +148,13 @@ def open_index() -> Index | None:
     if os.environ.get("ARENA_PLUGIN_INDEX", "1") == "0":
         return None
     path = index_path()
+    stamp = environment_stamp()
     try:
         data = json.loads(path.read_text())
-        records = data["plugins"] if data.get("format") == FORMAT else {}
+        current = data.get("format") == FORMAT and data.get("environment") == stamp
+        records = data["plugins"] if current else {}
         if not isinstance(records, dict):
             records = {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         records = {}
-    return Index(path, records)
+    return Index(path, records, stamp)

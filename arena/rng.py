@@ -67,7 +67,10 @@ class GameRandom:
         """31 random bits (e.g. a seed for a game's hidden randomness)."""
         z = self._z = (self._z + _GOLDEN) & _MASK
         k = ((z - self._key) * _GOLDEN_INV) & _MASK  # the draw's counter
-        return splitmix64((self._key + k) & _MASK) >> 33
+        z = (self._key + k + _GOLDEN) & _MASK  # splitmix64(key + k), inlined (once per game)
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        return (z ^ (z >> 31)) >> 33
 
     @property
     def numpy(self) -> np.random.Generator:

@@ -120,3 +120,21 @@ def test_help_does_not_import_plugins(tmp_path):
     runs = [subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True) for _ in range(2)]
     assert all(r.returncode == 0 for r in runs), runs[-1].stderr
     assert runs[1].stdout.strip() == "heavy: [] True", runs[1].stdout
+
+
+def test_installing_a_package_elsewhere_invalidates_the_index(plugins, tmp_path, monkeypatch):
+    """A plugin's entries may depend on what else is installed: a change to a sys.path
+    directory holding distributions (pip install/uninstall) imports every plugin again once."""
+    site = tmp_path / "site"
+    (site / "other-1.0.dist-info").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(site))
+    fresh()
+    fresh()
+    assert "idx_plug_a" not in sys.modules
+    (site / "newly_installed-2.0.dist-info").mkdir()
+    st = site.stat()
+    os.utime(site, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000_000))
+    fresh()
+    assert "idx_plug_a" in sys.modules and "idx_plug_b" in sys.modules
+    fresh()
+    assert "idx_plug_a" not in sys.modules  # and trusted again
