@@ -90,7 +90,7 @@ class IntentPolicyAgent(Agent):
 
 
 def make_mccfr(game: Game, path: str | None = None, iterations: int = 20000, algo: str = "os-mccfr",
-               seed: int = 0) -> IntentPolicyAgent:
+               seed: int = 0, averaging: str = "simple") -> IntentPolicyAgent:
     """``monopoly_deal_mccfr:path=policy.json`` plays a saved policy (``arena solve --game
     monopoly_deal_intents --algo os-mccfr``); without ``path`` it solves on load."""
     _check_game(game, "monopoly_deal_mccfr")
@@ -110,9 +110,10 @@ def make_mccfr(game: Game, path: str | None = None, iterations: int = 20000, alg
     from arena.plugins.agents.cfr.run import make_solve, run_solve
 
     turns = game.spec.params.get("max_turns", 200)
-    solve = run_solve(make_solve(IntentGame(max_turns=turns), algo, seed=seed), iterations)
+    params = {"averaging": averaging} if algo == "os-mccfr" else {}
+    solve = run_solve(make_solve(IntentGame(max_turns=turns), algo, seed=seed, **params), iterations)
     return IntentPolicyAgent(game, solve.policy(), {"algo": algo, "iterations": iterations, "seed": seed,
-                                                    "infosets": len(solve.solver.nodes)})
+                                                    **params, "infosets": len(solve.solver.nodes)})
 
 
 @hookimpl
@@ -121,4 +122,4 @@ def arena_agents() -> list[AgentEntry]:
                        "scripted Monopoly Deal: complete sets, charge the biggest rent, bank money, pay with least value"),
             AgentEntry("monopoly_deal_mccfr", make_mccfr,
                        "MCCFR policy of the intent abstraction (2-player paper variant): a saved policy or solved on load",
-                       {"path": None, "iterations": 20000, "algo": "os-mccfr", "seed": 0})]
+                       {"path": None, "iterations": 20000, "algo": "os-mccfr", "seed": 0, "averaging": "simple"})]
