@@ -1,7 +1,8 @@
 """Monopoly Deal agents: ``monopoly_deal_heuristic`` (scripted) and ``monopoly_deal_mccfr``
 (MCCFR on the intent abstraction of :mod:`arena.games.monopoly_deal.abstract`).
 
-The heuristic reads only its observation tensor (:class:`PlayerView`) and the legal moves:
+The heuristic (:func:`arena.games.monopoly_deal.tactics.heuristic_move`, shared with the
+abstraction) reads only its observation tensor (:class:`PlayerView`) and the legal moves:
 
 - plays: lay a property that completes a set, then Deal Breaker, then any property where it
   brings a set closest to complete; steal (Sly/Forced Deal) toward its best sets; charge the
