@@ -77,6 +77,12 @@ class ArenaAECEnv(AECEnv):
         self.infos = {a: {} for a in self.agents}
         self._paid = np.zeros(len(self.possible_agents))
         self._pending: dict[int, int] = {}
+        if self.state_.is_terminal():  # a game can end before anyone decides (e.g. an abstraction that auto-plays)
+            returns = np.asarray(self.state_.returns(), dtype=float)
+            self.rewards = {a: float(returns[self._index[a]]) for a in self.agents}
+            self._cumulative_rewards = dict(self.rewards)
+            self._paid = returns.copy()
+            self.terminations = {a: True for a in self.agents}
         self._select()
 
     def _resolve_chance(self) -> None:
