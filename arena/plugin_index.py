@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
     from arena.registry import Provider, Registry
 
-FORMAT = 1
+FORMAT = 2
+"""2: records also list the event hooks a plugin implements (kind ``event``)."""
 
 
 def index_path() -> Path:
@@ -111,7 +112,7 @@ class Index:
     def update(self, reg: "Registry") -> None:
         """Record what the imported plugins provide; keep the records of pending ones; forget
         the rest (broken or uninstalled plugins are imported again next time)."""
-        from arena.registry import describe
+        from arena.registry import EVENTS, describe
 
         records: dict[str, Any] = {}
         for plugin in reg._pending:
@@ -127,6 +128,9 @@ class Index:
             for (kind, name), providers in reg._conflicts.items():
                 if provider in providers:
                     entries.setdefault(kind, []).append([name, ""])
+            for event in EVENTS:
+                if any(reg.pm.get_name(impl.plugin) == plugin for impl in getattr(reg.pm.hook, event).get_hookimpls()):
+                    entries.setdefault("event", []).append([event, ""])
             records[plugin] = {"id": ident, "fingerprint": fp, "entries": entries}
         if records != self.records:
             self.records = records

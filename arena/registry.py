@@ -37,6 +37,9 @@ KINDS = {
     "command": "arena_commands",
     "benchmark": "arena_benchmarks",
 }
+EVENTS = ("arena_run_started", "arena_match_finished", "arena_checkpoint_written", "arena_league_step",
+          "arena_run_finished")
+"""Event hooks: the plugin index records which of them each plugin implements (kind ``event``)."""
 
 
 @dataclass(frozen=True)
@@ -142,8 +145,14 @@ class Registry:
 
     @property
     def hook(self) -> Any:
-        """Event hooks: ``registry.hook.arena_match_finished(result=..., context=...)``."""
-        self.load_all()
+        """Event hooks: ``registry.hook.arena_match_finished(result=..., context=...)``. Only the
+        pending plugins the index says implement an event hook (observers) are imported."""
+        if self._pending:
+            with _load_lock:
+                assert self._index is not None  # plugins are only pending when the index knows them
+                for plugin in [p for p in self._pending if any(k == "event" for k, _ in self._index.keys_of(p))]:
+                    self._load_pending(plugin)
+                self._save_index()
         return self.pm.hook
 
     # -- lazy loading -------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import pytest
 
 import arena
 from conftest import REPO, arena_cmd
+from test_league_resume import committed, rows
 
 torch = pytest.importorskip("torch")
 
@@ -33,11 +34,6 @@ def test_host_never_imports_builtin_plugins():
                 if n.split(".")[:2] in (["arena", "plugins"], ["arena", "games"], ["arena", "tools"]):
                     bad.append(f"{path.relative_to(REPO)}:{node.lineno} imports {n}")
     assert not bad, bad
-
-
-def _train_rows(db: Path) -> dict:
-    with sqlite3.connect(db) as c:
-        return {r[0]: r[1:] for r in c.execute("SELECT id, seats, returns, round FROM matches")}
 
 
 def _league(out: Path, kind: str) -> dict:
@@ -71,7 +67,7 @@ def test_training_rollouts_identical_on_every_executor(tmp_path, kind):
         train(cfg)
     for run, learners in (("ppo", ["ppo"]), ("aa", ["learner_0", "learner_1"])):
         a, b = tmp_path / f"{run}-inprocess", tmp_path / f"{run}-{kind}"
-        assert _train_rows(a / "train" / "arena.sqlite") == _train_rows(b / "train" / "arena.sqlite")
+        assert rows(a / "train" / "arena.sqlite") == rows(b / "train" / "arena.sqlite")
         step = sorted(p.name for p in (a / "checkpoints").glob("step-*"))[-1]
         for lbl in learners:
             wa = torch.load(a / "checkpoints" / step / "learners" / lbl / "weights.pt", weights_only=True)
@@ -154,14 +150,10 @@ def test_arena_train_killed_with_sigkill_resumes_to_the_same_numbers(tmp_path, s
     db, killed = tmp_path / "crash" / "arena.sqlite", None
     deadline = time.time() + 240
     while time.time() < deadline and proc.poll() is None:
-        try:
-            with sqlite3.connect(db, timeout=1) as c:
-                r = c.execute("SELECT value FROM meta WHERE key='league_step'").fetchone()
-        except sqlite3.Error:
-            r = None
-        if r and int(r[0]) >= 2:
+        now = committed(db)
+        if now >= 2:
             os.kill(proc.pid, signal.SIGKILL)
-            killed = int(r[0])
+            killed = now
             break
         time.sleep(0.01)
     proc.wait(timeout=60)
@@ -176,7 +168,7 @@ def test_arena_train_killed_with_sigkill_resumes_to_the_same_numbers(tmp_path, s
         wa = torch.load(tmp_path / "clean/checkpoints/step-000006/learners" / lbl / "weights.pt", weights_only=True)
         wb = torch.load(tmp_path / "crash/checkpoints/step-000006/learners" / lbl / "weights.pt", weights_only=True)
         assert all(torch.equal(wa[k], wb[k]) for k in wa)
-    assert _train_rows(tmp_path / "clean/train/arena.sqlite") == _train_rows(tmp_path / "crash/train/arena.sqlite")
+    assert rows(tmp_path / "clean/train/arena.sqlite") == rows(tmp_path / "crash/train/arena.sqlite")
 
 
 def test_malicious_trainer_state_is_refused(tmp_path):

@@ -138,3 +138,19 @@ def test_installing_a_package_elsewhere_invalidates_the_index(plugins, tmp_path,
     assert "idx_plug_a" in sys.modules and "idx_plug_b" in sys.modules
     fresh()
     assert "idx_plug_a" not in sys.modules  # and trusted again
+
+
+def test_firing_an_event_imports_only_the_observers(plugins, tmp_path):
+    """``registry.hook`` imports the plugins the index says implement an event hook, no others."""
+    (tmp_path / "idx_plug_b.py").write_text((tmp_path / "idx_plug_b.py").read_text() + textwrap.dedent('''
+        SEEN = []
+
+        @arena.hookimpl
+        def arena_run_finished(run, summary):
+            SEEN.append(run["kind"])
+    '''))
+    fresh()  # builds the index
+    reg = fresh()
+    assert "idx_plug_a" not in sys.modules and "idx_plug_b" not in sys.modules
+    reg.hook.arena_run_finished(run={"kind": "match"}, summary={})
+    assert sys.modules["idx_plug_b"].SEEN == ["match"] and "idx_plug_a" not in sys.modules

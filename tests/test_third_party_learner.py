@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import pytest
 import yaml
 
 from conftest import arena_cmd
+from test_league_resume import committed, rows
 from test_third_party_plugins import make_package
 
 LEARNER = '''
@@ -107,20 +107,6 @@ def league(out: Path) -> dict:
                  "trainer": {"name": "table_reinforce", "params": {"lr": 1.0, "seed": 3}},
                  "matchmaking": "pfsp", "self_play": 0.3, "games_per_step": GAMES, "snapshot_every": 2}],
             "evaluation": {"every": 3, "games": 6, "ratings": {"bootstrap": 0}}}
-
-
-def rows(db: Path) -> dict:
-    with sqlite3.connect(db) as c:
-        return {r[0]: r[1:] for r in c.execute("SELECT id, seats, returns, round FROM matches")}
-
-
-def committed(db: Path) -> int:
-    try:
-        with sqlite3.connect(db, timeout=1) as c:
-            r = c.execute("SELECT value FROM meta WHERE key='league_step'").fetchone()
-            return int(r[0]) if r else 0
-    except sqlite3.Error:
-        return 0
 
 
 @pytest.fixture(scope="module")

@@ -86,6 +86,8 @@ class LeagueResult:
     train_games: int
     eval_games: int
     metrics: list[dict[str, Any]] = field(default_factory=list)
+    results: dict[str, Any] | None = None
+    """What ``results.json`` holds (None when no learner was measured)."""
 
 
 class League:
@@ -124,6 +126,8 @@ class League:
         self.started = time.perf_counter()
         self.run_id = uuid.uuid4().hex
         self._executor: Any = None
+        self._started = self._finished = False
+        self.results: dict[str, Any] | None = None
         try:
             self._build()
         except BaseException:
@@ -249,7 +253,7 @@ class League:
                 self.commit(step)
         board = self.finish()
         return LeagueResult(str(self.run_dir), self.cfg.steps - start_step, board, self.train_store.count(),
-                            self.store.count(), list(self.state.metrics))
+                            self.store.count(), list(self.state.metrics), self.results)
 
     def step(self, step: int) -> dict[str, float]:
         metrics: dict[str, float] = {}
@@ -533,10 +537,10 @@ class League:
         rows = self.state.metrics
         if rows:
             write_csv(self.run_dir / "metrics.csv", rows)
-            write_json_atomic(self.run_dir / "results.json", {
-                "game": self.game.spec.full_name, "seed": self.cfg.seed, "steps": self.state.step,
-                "seconds": round(time.perf_counter() - self.started, 1), "first": rows[0], "final": rows[-1]},
-                indent=2, default=float)
+            self.results = {"game": self.game.spec.full_name, "seed": self.cfg.seed, "steps": self.state.step,
+                            "seconds": round(time.perf_counter() - self.started, 1), "first": rows[0],
+                            "final": rows[-1]}
+            write_json_atomic(self.run_dir / "results.json", self.results, indent=2, default=float)
             if self.cfg.plots:
                 plot_curves(self.run_dir / "curves.png", rows, title)
         records = self.store.matches()
@@ -583,7 +587,7 @@ class League:
         plt.close(fig)
 
     def close(self) -> None:
-        if getattr(self, "_started", False) and not getattr(self, "_finished", False):
+        if self._started and not self._finished:
             self._finished = True  # observers close what they opened for this run (it stopped early)
             self._hook().arena_run_finished(run=self.context(), summary={"status": "stopped", "step": self.state.step})
         if self._executor is not None:
@@ -591,8 +595,7 @@ class League:
             self._executor = None
         self.store.close()
         self.train_store.close()
-        if hasattr(self, "metrics_store"):
-            self.metrics_store.close()
+        self.metrics_store.close()
 
 
 def _save(mem: Member, directory: Path) -> None:

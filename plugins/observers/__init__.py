@@ -45,10 +45,16 @@ def arena_league_step(step: int, metrics: dict[str, float], context: dict[str, A
     tb = _BOARDS.get(rid)
     if tb is not None:
         tb.scalars(metrics, step)
-        tb.flush()
     bar = _BARS.get(rid)
     if bar is not None and context.get("unit") == "steps":
         bar.advance(1)
+
+
+@hookimpl
+def arena_checkpoint_written(path: str, agent: str, context: dict[str, Any]) -> None:
+    tb = _BOARDS.get(context.get("run_id"))
+    if tb is not None:  # what a resumed run keeps is on disk by the time the step is committed
+        tb.flush()
 
 
 @hookimpl

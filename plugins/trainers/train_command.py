@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from omegaconf import MISSING
@@ -84,14 +83,13 @@ def league_config(cfg: TrainConfig) -> Any:
 
 def train(cfg: TrainConfig, log: Any = None) -> dict[str, Any]:
     """Run ``cfg`` through the league runner (resuming a killed run); return ``results.json``."""
-    import json
-
     from arena.league import run_league
 
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
     league = league_config(cfg)
     result = run_league(league, config_text=to_yaml(cfg), quiet=cfg.quiet, log=log, kind="train")
-    return json.loads((Path(result.run_dir) / "results.json").read_text())
+    assert result.results is not None  # the front-ends always measure their learner
+    return result.results
 
 
 def _args(p: argparse.ArgumentParser) -> None:
