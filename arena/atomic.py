@@ -32,10 +32,12 @@ def atomic_dir(path: str | Path, write: Callable[[Path], Any]) -> Path:
     import shutil
 
     target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.iterdir():  # left by a killed writer (any pid)
+        if stale.name.startswith(f".{target.name}.tmp"):
+            shutil.rmtree(stale, ignore_errors=True)
     tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
+    tmp.mkdir()
     try:
         write(tmp)
     except BaseException:

@@ -81,3 +81,16 @@ def test_cli_reports_corrupt_store_in_one_line(tmp_path):
         assert p.returncode == 2, p.stderr
         assert p.stderr.count("\n") == 1 and "not an arena run store" in p.stderr and "Traceback" not in p.stderr
     assert (run / DB_NAME).read_bytes() == b"garbage" * 100
+
+
+def test_atomic_dir_clears_what_a_killed_writer_left(tmp_path):
+    """A directory half-written by a process killed mid-write (another pid) is gone once the
+    directory is written again: a resumed run leaves no stray temporaries beside its snapshots."""
+    from arena.atomic import atomic_dir
+
+    stale = tmp_path / ".ppo@3.tmp99999"
+    stale.mkdir()
+    (stale / "weights.pt").write_text("half")
+    atomic_dir(tmp_path / "ppo@3", lambda d: (d / "weights.pt").write_text("whole"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ppo@3"]
+    assert (tmp_path / "ppo@3" / "weights.pt").read_text() == "whole"
