@@ -15,7 +15,18 @@ from typing import Any
 from arena.errors import ArenaError, ConfigError, PluginError
 from arena.hookspecs import hookimpl
 
-__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """``arena.__version__``, read from the installed distribution when first asked for."""
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("arena-rl")
+        except PackageNotFoundError:
+            return "unknown (not installed)"
+    raise AttributeError(f"module 'arena' has no attribute {name!r}")
 __all__ = [
     "ArenaError", "ConfigError", "PluginError", "hookimpl",
     "load_game", "make_env", "make_parallel_env", "load_agent", "play",

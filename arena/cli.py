@@ -12,6 +12,7 @@ import json
 import sys
 from typing import Any, Sequence
 
+import arena
 from arena.cli_api import Command, add_config_arguments
 from arena.errors import ArenaError
 from arena.registry import get_registry
@@ -46,22 +47,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("arena-rl")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
-
-
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The ``arena`` parser. Given ``argv``, only the chosen sub-command's plugin is imported
     and asked for its arguments (the others are listed from the plugin index), so start-up
     does not pay for every plugin's imports; without it, every sub-command is complete."""
     parser = argparse.ArgumentParser(prog="arena", description="Games, agents, trainers, tournaments and leagues.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
-    parser.add_argument("--version", action="version", version=f"arena {_version()}")
+    parser.add_argument("--version", action="version", version=f"arena {arena.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = _positionals(argv)[:1] if argv is not None else None
     builtins = {c.name: c for c in builtin_commands(argv)}

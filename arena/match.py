@@ -201,6 +201,7 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
     # finish it or queue its next decision(s); then one act_batch call per agent. (On the first
     # pass every game already sits at a decision node, so advancing is a no-op.)
     plain = State.decision_kind
+    by_seat: dict[tuple[int, int], list[tuple[_Slot, int, Observation]]] = {}
     while active:
         batches: dict[int, list[tuple[_Slot, int, Observation]]] = {}
         still = []
@@ -235,11 +236,18 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
                 slot.pending = {}
             for p in st.acting_players():
                 if p not in slot.pending:
-                    batches.setdefault(id(slot.agents[p]), []).append((slot, p, Observation(st, p, slot.rng, name)))
+                    by_seat.setdefault((p, id(slot.agents[p])), []).append((slot, p, Observation(st, p, slot.rng, name)))
         active = still
         for decisions in batches.values():
             agent = decisions[0][0].agents[decisions[0][1]]
             _decide(agent, decisions, timeout, hung, record)
+        # Simultaneous decisions seat by seat: every game's players draw from its stream in seat
+        # order, whatever the batch's seatings (one call per agent would let the first game's
+        # seating set the order for all, so a game would depend on its batch).
+        for key in sorted(by_seat, key=lambda k: k[0]):
+            decisions = by_seat[key]
+            _decide(decisions[0][0].agents[key[0]], decisions, timeout, hung, record)
+        by_seat.clear()
     return [finished[i] for i in indices]
 
 

@@ -1,17 +1,80 @@
-"""Every registered game, with default parameters, is a correct PettingZoo AEC env (PettingZoo's
-own ``api_test`` and ``seed_test``; ``parallel_api_test`` and ``parallel_seed_test`` on the
-parallel env of every simultaneous-move game) and plays 200 random games through the match
-runner."""
+"""Every registered plugin passes the conformance kit third-party authors use
+(:mod:`arena.testing`): every game (PettingZoo's ``api_test``/``seed_test``, the parallel ones for
+simultaneous games, 200 random games, renderings, batch-independent seeding), every agent on a
+game it plays, every trainer's resume guarantee; plus game-specific conventions."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
 import arena
 from arena.registry import get_registry
+from arena.testing import check_agent, check_game, check_trainer
 
 GAMES = get_registry().names("game")
+
+AGENTS = {  # every registered agent, on a game it plays (llm: below, with a locally built model)
+    "random": ("random", "kuhn_poker"),
+    "fixed": ("fixed:path=configs/league/policies/kuhn_always_bet.json", "kuhn_poker"),
+    "cfr": ("cfr:iterations=50", "leduc_poker"),
+    "psro": ("psro:iterations=3", "kuhn_poker"),
+    "neural": ("neural:arch=gru,hidden=16", "ipd(horizon=4)"),
+    "always_cooperate": ("always_cooperate", "ipd"),
+    "always_defect": ("always_defect", "public_goods"),
+    "tit_for_tat": ("tit_for_tat", "ipd"),
+    "take_every_coin": ("take_every_coin", "coin_game"),
+    "greedy_splitter": ("greedy_splitter", "trust_split"),
+    "fair": ("fair", "deal_or_no_deal"),
+    "greedy": ("greedy", "deal_or_no_deal"),
+    "concede": ("concede", "deal_or_no_deal"),
+    "monopoly_deal_heuristic": ("monopoly_deal_heuristic", "monopoly_deal"),
+    "monopoly_deal_mccfr": ("monopoly_deal_mccfr:iterations=100", "monopoly_deal(variant=paper)"),
+    "werewolf_scripted": ("werewolf_scripted", "werewolf"),
+}
+NOT_CHECKED = {"human": "reads moves from the terminal (tests/test_play_cli.py drives it)",
+               "llm": "needs a model: test_llm_agent_and_trainer_conform builds one locally"}
+TRAINERS = {  # every registered trainer: (game, learner specs, params)
+    "ppo": ("kuhn_poker", ["neural"], {}),
+    "reinforce": ("ipd", ["neural"], {}),
+    "advantage_alignment": ("ipd", ["neural", "neural"], {}),
+}
+LLM_TRAINERS = {"selfplay_rlvr": ("kuhn_poker", {}), "sppo": ("kuhn_poker", {"epochs": 1, "rollouts": 2}),
+                "llm_advantage_alignment": ("ipd(horizon=3)", {})}
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_every_game_passes_check_game(name):
+    check_game(name)
+
+
+def test_every_agent_and_trainer_has_a_conformance_case():
+    reg = get_registry()
+    assert set(reg.names("agent")) == set(AGENTS) | set(NOT_CHECKED)
+    assert set(reg.names("trainer")) == set(TRAINERS) | set(LLM_TRAINERS)
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_every_agent_passes_check_agent(name):
+    spec, game = AGENTS[name]
+    check_agent(spec, game, games=4 if "monopoly" in game else 12)
+
+
+@pytest.mark.parametrize("name", sorted(TRAINERS))
+def test_every_trainer_passes_check_trainer(name):
+    torch = pytest.importorskip("torch")
+    torch.set_num_threads(1)
+    game, learners, params = TRAINERS[name]
+    check_trainer(name, game, learners, params=params, games=8)
+
+
+def test_llm_agent_and_trainers_conform():
+    pytest.importorskip("transformers")
+    from arena.tools.tiny_model import tiny_model_dir
+
+    llm = {"name": "llm", "model": str(tiny_model_dir()), "temperature": 8}
+    check_agent(llm, "kuhn_poker", games=2)
+    for name, (game, params) in LLM_TRAINERS.items():
+        check_trainer(name, game, [llm], params=params, games=2)
 
 
 def test_registry_has_the_card_games():
@@ -25,19 +88,6 @@ def test_simultaneous_games_are_marked():
     assert {"ipd", "chicken", "stag_hunt", "coin_game", "public_goods", "trust_split"} <= set(SIMULTANEOUS)
     assert not {"kuhn_poker", "leduc_poker", "werewolf", "deal_or_no_deal"} & set(SIMULTANEOUS)
     assert not arena.load_game("trust_split(talk=true)").spec.simultaneous  # the talk phase is turn-based
-
-
-@pytest.mark.parametrize("name", GAMES)
-def test_pettingzoo_api(name):
-    env = arena.make_env(name)
-    api_test(env, num_cycles=300)
-    seed_test(lambda: arena.make_env(name), num_cycles=300)
-
-
-@pytest.mark.parametrize("name", SIMULTANEOUS)
-def test_pettingzoo_parallel_api(name):
-    parallel_api_test(arena.make_parallel_env(name), num_cycles=300)
-    parallel_seed_test(lambda: arena.make_parallel_env(name), num_cycles=300)
 
 
 def test_parallel_env_plays_joint_moves():
@@ -85,27 +135,9 @@ def test_reset_without_seed_continues_the_stream():
     assert len({str(t[:2]) for t in a}) > 1  # later episodes are new deals, not replays
 
 
-@pytest.mark.parametrize("name", GAMES)
-def test_200_random_games(name):
-    game = arena.load_game(name)
-    agents = [arena.load_agent("random", game) for _ in range(game.spec.num_players)]
-    results = arena.play(game, agents, games=200, seed=7, rotate_seats=True)
-    assert len(results) == 200
-    assert all(r.forfeit is None for r in results), [r.forfeit for r in results if r.forfeit][:3]
-    for r in results:
-        assert len(r.returns) == game.spec.num_players
-        assert all(game.spec.min_utility - 1e-9 <= x <= game.spec.max_utility + 1e-9 for x in r.returns)
-        if game.spec.zero_sum:
-            assert abs(sum(r.returns)) < 1e-9
-
-
 @pytest.mark.parametrize("name", ["kuhn_poker(players=3)", "openspiel:tic_tac_toe", "openspiel:goofspiel(num_cards=4)"])
 def test_parametrized_and_imported_games(name):
-    env = arena.make_env(name)
-    api_test(env, num_cycles=200)
-    game = arena.load_game(name)
-    results = arena.play(game, [arena.load_agent("random", game) for _ in range(game.spec.num_players)], games=50, seed=1)
-    assert all(r.forfeit is None for r in results)
+    check_game(name, games=50)
 
 
 def test_env_seeding_is_reproducible():

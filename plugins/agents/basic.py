@@ -1,6 +1,7 @@
 """Baseline agents: ``random`` (uniform over legal moves) and ``fixed`` (a tabular policy file)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Mapping
 
 from arena.agent import AgentEntry, Observation, PolicyAgent
@@ -54,8 +55,14 @@ class FixedPolicyAgent(PolicyAgent):
             return {a: 1.0 / len(obs.legal_actions) for a in obs.legal_actions}
         return {a: probs.get(a, 0.0) for a in obs.legal_actions}
 
+    def save(self, directory: str | Path) -> None:
+        self.table.save(Path(directory) / "policy.json")
+
 
 def make_fixed(game: Game, path: str, strict: bool = False) -> FixedPolicyAgent:
+    """``path``: a policy JSON file, or a directory holding ``policy.json`` (what ``save`` writes)."""
+    if Path(path).is_dir():
+        path = str(Path(path) / "policy.json")
     policy = TabularPolicy.load(path)
     if policy.game and parse_game_name(policy.game) != parse_game_name(game.spec.full_name):
         raise ArenaError(f"policy file {path} is for game '{policy.game}', not '{game.spec.full_name}'")

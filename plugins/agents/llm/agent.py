@@ -65,6 +65,14 @@ class LLMAgent(Agent):
         """The backend's model object (transformers), for trainers that update it in place."""
         return getattr(self.backend, "model", None)
 
+    def save(self, directory: Any) -> None:
+        """The backend's model (a trainer that attaches to the agent saves the trained weights)."""
+        save = getattr(self.backend, "save", None)
+        if save is None:
+            raise ArenaError(f"llm agent: backend '{self.backend.name}' cannot save its model; "
+                             "snapshot an agent on the transformers backend")
+        save(directory)
+
     # -- the agent contract -------------------------------------------------------------------
     def act_batch(self, observations: Sequence[Observation]) -> list:
         return self.act_batch_info(observations)[0]

@@ -50,6 +50,11 @@ class TransformersBackend(LocalBackend):
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
         model.eval()
 
+    def save(self, directory: Any) -> None:
+        """The model and tokenizer as a Hugging Face directory (``llm:model=DIR`` loads it)."""
+        self.model.save_pretrained(directory, safe_serialization=True)
+        self.tokenizer.save_pretrained(directory)
+
     # -- scoring ------------------------------------------------------------------------------
     def score_ids(self, pairs: Sequence[tuple[list[int], list[int]]]) -> list[list[float]]:
         """Prefix-shared: each prompt runs once, all prompts of a chunk in one left-padded

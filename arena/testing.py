@@ -1,0 +1,312 @@
+"""Conformance checks for plugin authors: ``check_game``, ``check_agent``, ``check_trainer``.
+
+Import them in your package's tests (``from arena.testing import check_game``); the project's
+own conformance suite runs the same functions on every built-in, so a third-party plugin that
+passes them meets the contract the host relies on. Each check raises
+:class:`ConformanceError` (an ``AssertionError``, so pytest shows it as a failure) naming the
+plugin and the broken promise.
+
+What they verify, and why the host needs it:
+
+- ``check_game``: PettingZoo's own ``api_test``/``seed_test`` (and the parallel ones for
+  simultaneous games); the name round-trips through ``load_game`` (workers of the process and
+  Ray executors rebuild the game from it); random games end with returns inside the declared
+  bounds (zero-sum when declared); chance distributions are proper; every legal action has a
+  distinct label and every decision a text rendering (people and LLMs play from them);
+  results depend only on the seed, not on how games were batched.
+- ``check_agent``: legal moves from every seat; the same seed gives the same moves on a fresh
+  instance and with any batch size (agents draw from the observation's stream); a declared
+  ``policy`` is a distribution over legal actions; a snapshottable agent reloads from
+  :func:`arena.loading.save_checkpoint` and plays exactly as before.
+- ``check_trainer``: ``update`` returns finite scalar metrics; the learners' weights change;
+  a trainer rebuilt from its ``state_dict`` (through the safe ``weights_only`` file) and
+  reloaded learners continue to the same metrics and the same moves as the uninterrupted one —
+  the league's resume guarantee.
+"""
+from __future__ import annotations
+
+import math
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from arena.agent import Agent, Observation
+from arena.game import Game, State
+
+__all__ = ["ConformanceError", "check_game", "check_agent", "check_trainer"]
+
+
+class ConformanceError(AssertionError):
+    """A plugin breaks a promise of the arena contract."""
+
+
+def _require(ok: bool, what: str, why: str) -> None:
+    if not ok:
+        raise ConformanceError(f"{what}: {why}")
+
+
+def _game(game: str | Game, **params: Any) -> Game:
+    from arena.loading import load_game
+
+    return game if isinstance(game, Game) else load_game(game, **params)
+
+
+# -- games --------------------------------------------------------------------------------------
+
+def check_game(game: str | Game, *, games: int = 200, seed: int = 0, pettingzoo_cycles: int = 300) -> None:
+    """Check a game plugin (``"name"``, ``"name(key=value)"`` or a loaded :class:`Game`)."""
+    g = _game(game)
+    spec = g.spec
+    what = f"game '{spec.full_name}'"
+    _require(spec.num_players >= 1 and spec.min_utility <= spec.max_utility, what,
+             f"spec has {spec.num_players} players and utility range [{spec.min_utility}, {spec.max_utility}]")
+    reloaded = _game(spec.full_name)
+    _require(reloaded.spec == spec, what,
+             f"load_game('{spec.full_name}') builds a different spec ({reloaded.spec}); "
+             "executors rebuild games by name")
+    if not spec.text_decisions:
+        _check_pettingzoo(spec.full_name, spec.simultaneous, pettingzoo_cycles, what)
+    for k in range(min(games, 20)):
+        _walk(g, seed + k, what)
+    _check_random_play(g, games, seed, what)
+
+
+def _check_pettingzoo(name: str, simultaneous: bool, cycles: int, what: str) -> None:
+    import arena
+    from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+
+    try:
+        api_test(arena.make_env(name), num_cycles=cycles)
+        seed_test(lambda: arena.make_env(name), num_cycles=cycles)
+        if simultaneous:
+            parallel_api_test(arena.make_parallel_env(name), num_cycles=cycles)
+            parallel_seed_test(lambda: arena.make_parallel_env(name), num_cycles=cycles)
+    except AssertionError as exc:
+        raise ConformanceError(f"{what}: PettingZoo conformance failed: {exc}") from exc
+
+
+def _walk(game: Game, seed: int, what: str) -> None:
+    """One random game stepped by hand, checking every node's renderings."""
+    rng = np.random.default_rng(seed)
+    state = game.new_initial_state(seed)
+    for _ in range(100_000):
+        if state.is_terminal():
+            returns = state.returns()
+            _require(len(returns) == game.spec.num_players, what, f"returns() has {len(returns)} entries")
+            return
+        if state.is_chance_node():
+            _sample_chance(state, rng, what)
+            continue
+        moves = [_random_move(state, p, rng, what) for p in state.acting_players()]
+        _require(bool(moves), what, "a non-terminal, non-chance state has no acting player")
+        if state.is_simultaneous_node():
+            joint: list[Any] = [0] * game.spec.num_players
+            for p, a in zip(state.acting_players(), moves):
+                joint[p] = a
+            state.apply_actions(joint)
+        else:
+            state.apply_action(moves[0])
+    raise ConformanceError(f"{what}: a random game did not end within 100,000 moves")
+
+
+def _sample_chance(state: State, rng: np.random.Generator, what: str) -> None:
+    outcomes = state.chance_outcomes()
+    weights = np.array([w for _, w in outcomes], dtype=float)
+    _require(bool(outcomes) and bool((weights > 0).all()) and abs(weights.sum() - 1) < 1e-9, what,
+             f"chance_outcomes() is not a distribution: {outcomes[:8]}")
+    state.apply_action(outcomes[int(rng.choice(len(outcomes), p=weights / weights.sum()))][0])
+
+
+def _random_move(state: State, player: int, rng: np.random.Generator, what: str) -> Any:
+    text = state.observation_text(player)
+    _require(isinstance(text, str) and bool(text.strip()), what, f"observation_text({player}) is empty")
+    if state.decision_kind(player) == "text":
+        return "ok"
+    legal = state.legal_actions(player)
+    _require(bool(legal), what, f"player {player} must act but has no legal actions:\n{text}")
+    labels = [state.action_label(player, a) for a in legal]
+    _require(all(isinstance(x, str) and x.strip() for x in labels) and len(set(labels)) == len(labels), what,
+             f"legal actions need distinct, non-empty labels (people and LLMs choose by label): {labels}")
+    return int(legal[int(rng.integers(len(legal)))])
+
+
+def _check_random_play(game: Game, games: int, seed: int, what: str) -> None:
+    from arena.loading import load_agent
+
+    n = game.spec.num_players
+    results = _play(game, [load_agent("random", game) for _ in range(n)], games, seed, rotate=True, record=False)
+    for r in results:
+        _require(r.forfeit is None, what, f"random legal play forfeited: {r.forfeit}")
+        _require(len(r.returns) == n, what, f"a result has {len(r.returns)} returns for {n} players")
+        lo, hi = game.spec.min_utility - 1e-9, game.spec.max_utility + 1e-9
+        _require(all(lo <= x <= hi for x in r.returns), what,
+                 f"returns {r.returns} outside the declared [{game.spec.min_utility}, {game.spec.max_utility}]")
+        if game.spec.zero_sum:
+            _require(abs(sum(r.returns)) < 1e-6, what, f"declared zero-sum but returns sum to {sum(r.returns)}")
+    k = min(games, 16)
+    batched = _play(game, [load_agent("random", game) for _ in range(n)], k, seed, rotate=True)
+    single = _play(game, [load_agent("random", game) for _ in range(n)], k, seed, rotate=True, batch_size=1)
+    _require(_same_play(batched, single, 1e-5), what,
+             "the same seed played one game at a time gives different games than batched "
+             "(the game must take its randomness from the seed only)")
+
+
+def _play(game: Game, agents: Sequence[Agent], games: int, seed: int, rotate: bool = False,
+          batch_size: int | None = None, record: bool = True) -> list[Any]:
+    from arena.match import play_games
+
+    return play_games(game, agents, num_games=games, seed=seed, rotate_seats=rotate, record=record,
+                      batch_size=batch_size)
+
+
+def _moves(results: Sequence[Any]) -> list[Any]:
+    """What identifies a played game: who moved what, and the returns."""
+    return [([(s.player, s.action) for s in r.trajectory.steps], list(r.returns)) for r in results]
+
+
+def _same_play(a: Sequence[Any], b: Sequence[Any], tol: float = 0.0) -> bool:
+    """The same moves and returns, and log-probs within ``tol`` (a batched forward pass may
+    differ from a single one in the last bits; a restored run must not differ at all)."""
+    if _moves(a) != _moves(b):
+        return False
+    pa = [s.log_prob for r in a for s in r.trajectory.steps]
+    pb = [s.log_prob for r in b for s in r.trajectory.steps]
+    return all((x is None and y is None) or (x is not None and y is not None and abs(x - y) <= tol)
+               for x, y in zip(pa, pb))
+
+
+# -- agents -------------------------------------------------------------------------------------
+
+def check_agent(spec: Any, game: str | Game, *, games: int = 20, seed: int = 0) -> None:
+    """Check an agent plugin on a game: ``spec`` is what ``arena.load_agent`` takes
+    (``"name"``, ``"name:key=value"`` or ``{"name": ..., **params}``)."""
+    from arena.loading import checkpoint_param, load_agent, parse_agent_spec
+
+    g = _game(game)
+    name, _ = parse_agent_spec(spec)
+    what = f"agent '{name}' on '{g.spec.full_name}'"
+    n = g.spec.num_players
+
+    def seats(agent: Agent, p: int) -> list[Agent]:
+        return [agent if q == p else load_agent("random", g) for q in range(n)]
+
+    first = load_agent(spec, g)
+    fresh = load_agent(spec, g)
+    for p in range(n):
+        played = _play(g, seats(first, p), games, seed + p)
+        bad = [r.forfeit for r in played if r.forfeit is not None]
+        _require(not bad, what, f"forfeits from seat {p}: {bad[0] if bad else ''}")
+        again = _play(g, seats(fresh, p), games, seed + p, batch_size=1)
+        _require(_same_play(played, again, 1e-5), what,
+                 f"seat {p}: the same seed gives different moves on a fresh instance played one game at a time "
+                 "(draw randomness from obs.uniform()/obs.rng, not a private generator or batch position)")
+    if first.has_policy:
+        for k in range(min(games, 10)):
+            _check_policy(g, first, seed + k, what)
+    if checkpoint_param(name) is not None:
+        _check_reload(g, first, spec, games, seed, what)
+
+
+def _check_policy(game: Game, agent: Agent, seed: int, what: str) -> None:
+    rng = np.random.default_rng(seed)
+    state = game.new_initial_state(seed)
+    while not state.is_terminal():
+        if state.is_chance_node():
+            _sample_chance(state, rng, what)
+            continue
+        joint: list[Any] = [0] * game.spec.num_players
+        for p in state.acting_players():
+            if state.decision_kind(p) == "text":
+                return
+            obs = Observation(state, p, np.random.default_rng(seed), game.spec.full_name)
+            probs = dict(agent.policy(obs))
+            legal = sorted(state.legal_actions(p))
+            _require(set(probs) <= set(legal), what,
+                     f"policy puts mass on illegal actions {sorted(set(probs) - set(legal))}")
+            total = sum(probs.values())
+            _require(all(v >= 0 for v in probs.values()) and abs(total - 1) < 1e-6, what,
+                     f"policy is not a distribution (sum {total}): {probs}")
+            joint[p] = legal[int(rng.integers(len(legal)))]
+        if state.is_simultaneous_node():
+            state.apply_actions(joint)
+        else:
+            state.apply_action(joint[state.current_player()])
+
+
+def _check_reload(game: Game, agent: Agent, spec: Any, games: int, seed: int, what: str) -> None:
+    from arena.loading import load_agent, load_checkpoint, save_checkpoint
+
+    n = game.spec.num_players
+    with tempfile.TemporaryDirectory() as tmp:
+        save_checkpoint(agent, Path(tmp) / "agent", spec)
+        copy = load_checkpoint(Path(tmp) / "agent", game)
+        before = _play(game, [agent] + [load_agent("random", game) for _ in range(n - 1)], games, seed)
+        after = _play(game, [copy] + [load_agent("random", game) for _ in range(n - 1)], games, seed)
+    _require(_same_play(before, after, 1e-5), what,
+             "an agent reloaded from save_checkpoint plays differently from the one saved")
+
+
+# -- trainers -----------------------------------------------------------------------------------
+
+def check_trainer(name: str, game: str | Game, learners: Sequence[Any], *, params: Mapping[str, Any] | None = None,
+                  games: int = 16, seed: int = 0) -> None:
+    """Check a trainer plugin: ``learners`` are agent specs (snapshottable agents) that play
+    every seat in turn (self-play), as a league team does; ``params`` go to the factory."""
+    from arena.loading import checkpoint_param, load_agent, load_checkpoint, parse_agent_spec, save_checkpoint
+    from arena.registry import get_registry
+    from arena.trainer import load_trainer_state, save_trainer_state
+
+    g = _game(game)
+    what = f"trainer '{name}' on '{g.spec.full_name}'"
+    factory = get_registry().get("trainer", name).factory
+    specs = list(learners)
+    _require(bool(specs), what, "needs at least one learner spec")
+    for s in specs:
+        agent_name = parse_agent_spec(s)[0]
+        _require(checkpoint_param(agent_name) is not None, what,
+                 f"learner agent '{agent_name}' is not snapshottable (no checkpoint_param): a league cannot resume it")
+
+    def build(agents: list[Agent]) -> Any:
+        return factory(g, agents, **dict(params or {}))
+
+    def labelled(k: int, agent: Agent) -> Agent:
+        agent.name = f"learner{k}"
+        return agent
+
+    def step(trainer: Any, agents: list[Agent], k: int) -> dict[str, float]:
+        seats = [agents[i % len(agents)] for i in range(g.spec.num_players)]
+        played = _play(g, seats, games, seed + 1000 * k, rotate=len(agents) < g.spec.num_players)
+        out = trainer.update([r.trajectory for r in played])
+        _require(isinstance(out, Mapping), what, f"update() must return a dict of metrics, got {type(out).__name__}")
+        for key, v in out.items():
+            _require(isinstance(key, str) and isinstance(v, (int, float)) and math.isfinite(float(v)), what,
+                     f"metric {key!r} = {v!r} is not a finite number")
+        return {k_: float(v) for k_, v in out.items()}
+
+    agents = [labelled(k, load_agent(s, g)) for k, s in enumerate(specs)]
+    trainer = build(agents)
+    def probe(xs: list[Agent]) -> list[Any]:
+        return _play(g, [xs[i % len(xs)] for i in range(g.spec.num_players)], games, seed + 99_991)
+
+    before = probe(agents)
+    step(trainer, agents, 0)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for k, (a, s) in enumerate(zip(agents, specs)):
+            save_checkpoint(a, root / f"learner{k}", s)
+        save_trainer_state(trainer, root / "trainer.pt")
+        copies = [labelled(k, load_checkpoint(root / f"learner{k}", g)) for k in range(len(specs))]
+        resumed = build(copies)
+        load_trainer_state(resumed, root / "trainer.pt")
+    _require(not _same_play(probe(agents), before), what,
+             "one update left every learner playing exactly as before (same moves and log-probs)")
+    _require(_same_play(probe(copies), probe(agents)), what,
+             "learners reloaded from their checkpoints play differently")
+    went_on, restored = step(trainer, agents, 1), step(resumed, copies, 1)
+    _require(went_on == restored, what,
+             f"a trainer restored from state_dict() updates differently: {went_on} vs {restored} "
+             "(optimiser moments, random generators and counters belong in state_dict)")
+    _require(_same_play(probe(copies), probe(agents)), what,
+             "after one more update the restored run and the uninterrupted run play differently")
