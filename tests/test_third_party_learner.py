@@ -154,3 +154,14 @@ def test_third_party_learner_league_survives_sigkill(tmp_path, learner_path, sub
         assert (a / "snapshots" / snap / "logits.json").read_text() == (b / "snapshots" / snap / "logits.json").read_text()
     board = (b / "leaderboard.md").read_text()
     assert "tab@6" in board and "rand" in board
+
+
+def test_third_party_plugin_passes_the_conformance_kit(learner_path, subprocess_env):
+    """What the plugin's author runs in their own tests: the installed package through arena.testing."""
+    env = dict(subprocess_env, PYTHONPATH=str(learner_path) + os.pathsep + subprocess_env.get("PYTHONPATH", ""))
+    code = ("from arena.testing import check_agent, check_trainer\n"
+            "check_agent('table', 'kuhn_poker')\n"
+            "check_trainer('table_reinforce', 'kuhn_poker', ['table'], params={'lr': 1.0}, games=40)\n"
+            "print('conformant')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0 and "conformant" in proc.stdout, proc.stderr[-2000:]
