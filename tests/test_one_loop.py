@@ -135,7 +135,25 @@ def test_observer_plugin_hears_every_stored_game(tmp_path, fresh_registry, capsy
                                  f"out={tmp_path / 'tr'}"]))
     stored = sum(_count(tmp_path / "tr" / s / "arena.sqlite") for s in (".", "train", "metrics"))
     assert counter.games["train"] == stored == 2 * 8 + 2 * 4 * 4 and counter.steps["train"] == 2
-    assert counter.finished == counter.started == ["match", "tournament", "league", "train"]
+    from arena.plugins.trainers.llm.driver import LLMTrainConfig
+    from arena.plugins.trainers.llm.driver import train as llm_train
+    from arena.tools.tiny_model import tiny_model_dir
+
+    llm_train(load_config(LLMTrainConfig, None, base={
+        "game": "kuhn_poker", "model": {"dir": str(tiny_model_dir(1))}, "agent": {"temperature": 16},
+        "iterations": 2, "games_per_iter": 8, "eval_every": 2, "out": str(tmp_path / "llm")}))
+    stored = sum(_count(tmp_path / "llm" / s / "arena.sqlite") for s in (".", "train", "metrics")
+                 if (tmp_path / "llm" / s / "arena.sqlite").exists())
+    assert counter.games["llm-train"] == stored >= 2 * 8 and counter.steps["llm-train"] == 2
+
+    from arena.tools.host.client import JoinClient
+    from test_host_session import InProcessHost, kuhn
+
+    host = InProcessHost(kuhn(tmp_path, games=2, move_time=0.2, default_action="first"))
+    list(JoinClient(host.url, host.tokens[0]).open().events(timeout=30))  # the clock plays the person's moves
+    host.join()
+    assert counter.games["host"] == _count(tmp_path / "run" / "arena.sqlite") == 2
+    assert counter.finished == counter.started == ["match", "tournament", "league", "train", "llm-train", "host"]
 
 
 @pytest.mark.slow
@@ -188,3 +206,39 @@ def test_malicious_trainer_state_is_refused(tmp_path):
     with pytest.raises(ArenaError, match="refusing to load trainer state"):
         load_trainer_state(Trainer(), path)
     assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.slow
+def test_arena_llm_train_killed_with_sigkill_resumes_to_the_same_numbers(tmp_path, subprocess_env):
+    pytest.importorskip("transformers")
+    from arena.tools.tiny_model import tiny_model_dir
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"game: kuhn_poker\nmodel: {{dir: {tiny_model_dir(1)}}}\nagent: {{temperature: 16}}\n"
+                   "iterations: 3\ngames_per_iter: 8\neval_every: 3\n")
+    args = ["llm-train", str(cfg)]
+    clean = subprocess.run(arena_cmd() + args + [f"out={tmp_path / 'clean'}"], capture_output=True, text=True,
+                           env=subprocess_env, timeout=300)
+    assert clean.returncode == 0, clean.stderr[-2000:]
+    crash = arena_cmd() + args + [f"out={tmp_path / 'crash'}"]
+    proc = subprocess.Popen(crash, env=subprocess_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    db, killed = tmp_path / "crash" / "arena.sqlite", None
+    deadline = time.time() + 240
+    while time.time() < deadline and proc.poll() is None:
+        now = committed(db)
+        if now >= 1:
+            os.kill(proc.pid, signal.SIGKILL)
+            killed = now
+            break
+        time.sleep(0.01)
+    proc.wait(timeout=60)
+    assert killed is not None and killed < 3, proc.stderr.read().decode()[-2000:]
+    again = subprocess.run(crash, capture_output=True, text=True, env=subprocess_env, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    a = json.loads((tmp_path / "clean" / "results.json").read_text())["final"]
+    b = json.loads((tmp_path / "crash" / "results.json").read_text())["final"]
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b
+    weights = "checkpoints/step-000003/learners/learner/model.safetensors"
+    assert (tmp_path / "clean" / weights).read_bytes() == (tmp_path / "crash" / weights).read_bytes()
+    assert rows(tmp_path / "clean/train/arena.sqlite") == rows(tmp_path / "crash/train/arena.sqlite")
