@@ -107,6 +107,7 @@ class Progress:
                  every: float = 5.0) -> None:
         self.description, self.total, self.done, self.unit, self.every = description, total, done, unit, every
         self.start = self._last = time.monotonic()
+        self._shown = -1  # ``done`` at the last plain line: the closing line is not printed twice
         self._rich: Any = None
         self._task: Any = None
         if sys.stderr.isatty():
@@ -138,7 +139,7 @@ class Progress:
             self._rich.update(self._task, description=text)
 
     def _line(self) -> None:
-        self._last = time.monotonic()
+        self._last, self._shown = time.monotonic(), self.done
         elapsed = self._last - self.start
         of = f"/{self.total}" if self.total else ""
         print(f"{self.description}: {self.done}{of} {self.unit} ({elapsed:.0f}s)", file=sys.stderr, flush=True)
@@ -147,7 +148,7 @@ class Progress:
         if self._rich is not None:
             self._rich.stop()
             self._rich = None
-        elif self.done:
+        elif self.done and self.done != self._shown:
             self._line()
 
 

@@ -9,12 +9,25 @@ depend on which other games were in its batch.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import contextlib
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from arena.errors import ArenaError
 from arena.plugins.agents.llm.backend import Generation, LocalBackend, cut_at_stop
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """No transformers progress bars while loading or saving: one-line CLI output and logs."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.enable_progress_bar()
 
 
 class TransformersBackend(LocalBackend):
@@ -27,17 +40,13 @@ class TransformersBackend(LocalBackend):
 
         self.torch = torch
         if isinstance(model, str):
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()  # one-line CLI output, not a progress bar per load
             try:
-                tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)
-                model = AutoModelForCausalLM.from_pretrained(model, dtype=getattr(torch, dtype))
+                with quiet_transformers():
+                    tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)
+                    model = AutoModelForCausalLM.from_pretrained(model, dtype=getattr(torch, dtype))
             except (OSError, ValueError, AttributeError) as exc:
                 raise ArenaError(f"llm agent: cannot load model '{model}' with transformers: "
                                  f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
-            finally:
-                hf_logging.enable_progress_bar()
             model.to(device)
         if tokenizer is None:
             raise ArenaError("llm agent: a model object needs its tokenizer (tokenizer=...)")
@@ -52,8 +61,9 @@ class TransformersBackend(LocalBackend):
 
     def save(self, directory: Any) -> None:
         """The model and tokenizer as a Hugging Face directory (``llm:model=DIR`` loads it)."""
-        self.model.save_pretrained(directory, safe_serialization=True)
-        self.tokenizer.save_pretrained(directory)
+        with quiet_transformers():
+            self.model.save_pretrained(directory, safe_serialization=True)
+            self.tokenizer.save_pretrained(directory)
 
     # -- scoring ------------------------------------------------------------------------------
     def score_ids(self, pairs: Sequence[tuple[list[int], list[int]]]) -> list[list[float]]:

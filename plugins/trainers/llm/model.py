@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from arena.errors import ArenaError
+from arena.plugins.agents.llm.hf import quiet_transformers
 
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
@@ -151,8 +152,9 @@ class TrainableLLM:
         base = self.model.get_base_model() if self.lora else self.model
         clean = AutoModelForCausalLM.from_config(base.config)
         clean.load_state_dict(dict(self.merged_state()))
-        clean.save_pretrained(out, safe_serialization=True)
-        self.tokenizer.save_pretrained(out)
+        with quiet_transformers():
+            clean.save_pretrained(out, safe_serialization=True)
+            self.tokenizer.save_pretrained(out)
 
     def state_dict(self) -> dict[str, Any]:
         return {"model": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
