@@ -88,9 +88,74 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
 
 
+# -- learning: arenarl vs the true scalar reward vs pointwise scoring ---------------------------
+METHODS = {
+    "true_reward": {"judge": "scorer", "scoring": "pointwise"},
+    "arenarl": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "scoring": "rank"},
+    "pointwise_noisy": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "scoring": "pointwise"},
+}
+
+
+def run_learning(args: argparse.Namespace) -> dict:
+    """Each method × seed is one ``arena llm-train`` run (the league loop) on ``open_task`` with a
+    tiny local model; the figure is the gain of the hidden ``true_score`` (last − first
+    evaluation), and the headline ``arenarl`` gain over ``true_reward``'s."""
+    import csv
+    from pathlib import Path
+
+    from arena.config import load_config
+    from arena.plugins.trainers.llm.driver import LLMTrainConfig, train
+
+    seeds = [int(s) for s in str(args.seeds).split(",")]
+    gains: dict[str, list[float]] = {m: [] for m in METHODS}
+    out: dict[str, Any] = {}
+    for seed in seeds:
+        for method, knobs in METHODS.items():
+            params = {k: v.format(noise=args.noise, drift=args.drift, seed=seed) for k, v in knobs.items()}
+            params.update(group=args.group, topology=args.topology, lr=args.lr, seed=seed, torch_threads=1)
+            run_dir = Path(args.out) / f"{method}-s{seed}"
+            cfg = load_config(LLMTrainConfig, None, base={
+                "game": "open_task", "model": {"dir": str(Path(args.out) / f"tiny-s{seed}"), "seed": seed},
+                "agent": {"mode": "generated", "temperature": 1.0, "max_text_tokens": 24},
+                "trainer": "arenarl", "params": params, "iterations": args.iterations,
+                "games_per_iter": args.tasks, "seed": seed, "eval_every": args.iterations, "eval_games": 0,
+                "eval_opponents": [], "out": str(run_dir), "quiet": True, "torch_threads": 1})
+            train(cfg, log=lambda line: None)
+            with open(run_dir / "metrics.csv") as fh:
+                rows = list(csv.DictReader(fh))
+            first, last = float(rows[0]["true_score"]), float(rows[-1]["true_score"])
+            gains[method].append(last - first)
+            out[f"{method}_s{seed}_true_score"] = f"{first:.3f} -> {last:.3f}"
+            print(f"  seed {seed} {method:>16}: true_score {first:.3f} -> {last:.3f}", flush=True)
+    for method, g in gains.items():
+        out[f"{method}_gain_mean"] = float(np.mean(g))
+        out[f"{method}_gain_min_max"] = f"{min(g):.3f} .. {max(g):.3f}"
+    ref = float(np.mean(gains["true_reward"]))
+    for method in ("arenarl", "pointwise_noisy"):
+        out[f"{method}_over_true_reward_ratio"] = float(np.mean(gains[method])) / ref if ref else float("nan")
+    return out
+
+
+def add_learning_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--iterations", type=int, default=10)
+    p.add_argument("--tasks", type=int, default=8, help="task instances (games) per iteration")
+    p.add_argument("--group", type=int, default=8, help="rollouts per task instance")
+    p.add_argument("--topology", default="single_elimination")
+    p.add_argument("--noise", type=float, default=0.03, help="scorer judge: per-candidate noise sd")
+    p.add_argument("--drift", type=float, default=0.1, help="scorer judge: per-call offset sd (cancels in pairs)")
+    p.add_argument("--lr", type=float, default=0.0005)
+    p.add_argument("--out", default="runs/bench/arenarl")
+
+
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
     return [Benchmark("judge-topology", "Kendall τ of each ranking topology (anchor, seeded single elimination, "
                       "Swiss, round robin, adaptive) with the true order under a noisy judge, and its comparisons",
                       run, add_arguments, baseline="round robin (N(N-1)/2 comparisons) on the same groups",
-                      ratio="se_over_rr_ratio")]
+                      ratio="se_over_rr_ratio"),
+            Benchmark("arenarl-learning", "hidden true-score gain on open_task: arenarl (noisy pairwise judge, "
+                      "seeded single elimination) vs the same PG on the true scalar reward vs pointwise noisy scoring",
+                      run_learning, add_learning_arguments,
+                      baseline="the same policy gradient with the true scalar reward (noiseless scorer, pointwise)",
+                      ratio="over_true_reward_ratio")]
