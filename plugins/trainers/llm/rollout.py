@@ -41,22 +41,26 @@ def replay(game: Game, traj: Trajectory) -> list[State] | None:
 def playout_values(game: Game, starts: Sequence[tuple[State, int, int]], agent: Agent, seed: int) -> np.ndarray:
     """For each (state, action, player): the player's return after taking ``action`` in ``state``
     and letting ``agent`` play every seat to the end (one sampled continuation each)."""
+    finals = playout_finals(game, starts, agent, seed)
+    return np.array([float(f.returns()[p]) for f, (_, _, p) in zip(finals, starts)])
+
+
+def playout_finals(game: Game, starts: Sequence[tuple[State, int, int]], agent: Agent, seed: int) -> list[State]:
+    """For each (state, action, player): the finished state after taking ``action`` in ``state``
+    and letting ``agent`` play every seat to the end (what a judge compares)."""
     scored = agent.has_policy and getattr(agent, "mode", "scored") == "scored"
     policies: dict[tuple, Any] | None = {} if scored else None
     rng = np.random.default_rng(seed)
     live: list[tuple[int, State, Any]] = []
-    values = np.zeros(len(starts))
     for i, (state, action, player) in enumerate(starts):
         s = state.clone()
         s.apply_action(action)
         g = game_rng(int(rng.integers(2**31)), i)
         sample_chance(s, g)
         live.append((i, s, g))
+    finals: list[State] = [x[1] for x in live]
     while live:
         pending = [(i, s, g) for i, s, g in live if not s.is_terminal()]
-        for i, s, g in live:
-            if s.is_terminal():
-                values[i] = float(s.returns()[starts[i][2]])
         if not pending:
             break
         obs = [Observation(s, s.current_player(), g, game.spec.full_name) for _, s, g in pending]
@@ -65,7 +69,7 @@ def playout_values(game: Game, starts: Sequence[tuple[State, int, int]], agent: 
             s.apply_action(a)
             sample_chance(s, g)
         live = pending
-    return values
+    return finals
 
 
 def _act(agent: Agent, obs: list[Observation], policies: dict | None) -> list:
