@@ -125,3 +125,28 @@ def test_bad_judges_and_groups_are_one_line_and_keep_committed_steps(tmp_path, c
     assert "non-finite" in err[-1] and "judge 'scorer'" in err[-1]
     assert committed(tmp_path / "nan" / "arena.sqlite") == 1
     assert (tmp_path / "nan" / "snapshots" / "arl@1" / "model.safetensors").exists()
+
+
+def test_sppo_outcome_judge_is_the_playout_preference_centred_and_halved():
+    """Same playouts: P_judge(a) − ½ = ((P_play(a) − ½) − Σ_b π(b)(P_play(b) − ½)) / 2 on Kuhn
+    (outcome judge margin (R_a − R_b)/4, playout version (1 + Q/2)/2)."""
+    from arena.loading import load_agent
+    from arena.match import play_games
+    from arena.plugins.trainers.llm.sppo import SPPO
+
+    game = load_game("kuhn_poker")
+    make = lambda: load_agent({"name": "llm", "model": str(tiny_model_dir(1)), "temperature": 16}, game)  # noqa: E731
+    played = load_agent({"name": "llm", "model": str(tiny_model_dir(1)), "temperature": 16}, game)
+    trajs = [r.trajectory for r in play_games(game, [played, played], num_games=3, seed=2, record=True)]
+    plain = SPPO(game, [make()], rollouts=2, torch_threads=1)
+    judged = SPPO(game, [make()], rollouts=2, judge="outcome", torch_threads=1)
+    for t in trajs:
+        t.seats = [plain.agent.name] * 2
+    p_play, _ = plain.preferences(trajs)
+    p_judge, _ = judged.preferences(trajs)
+    assert set(p_play) == set(p_judge) and p_play
+    for key, (obs, pa) in p_play.items():
+        pol = plain.agent.policy(obs)
+        centre = sum(pol[b] * (pa[b] - 0.5) for b in pa)
+        for a in pa:
+            assert p_judge[key][1][a] - 0.5 == pytest.approx((pa[a] - 0.5 - centre) / 2, abs=1e-9)

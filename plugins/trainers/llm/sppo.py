@@ -98,9 +98,10 @@ class SPPO(LLMTrainer):
                     for _ in range(m):
                         starts.append((st, a, step.player))
                         keys.append((key, a))
-        if self.judge is not None:
-            return self._judged(starts, keys, seen), skipped
-        values = playout_values(self.game, starts, self.agent, seed=int(rng.integers(2**31))) if starts else []
+        seed = int(rng.integers(2**31))
+        if self.judge is not None:  # the same playouts as the outcome version (same seed)
+            return self._judged(starts, keys, seen, seed), skipped
+        values = playout_values(self.game, starts, self.agent, seed=seed) if starts else []
         sums: dict[tuple, list[float]] = {}
         for (key, a), v in zip(keys, values):
             sums.setdefault((key, a), []).append(v)
@@ -110,14 +111,13 @@ class SPPO(LLMTrainer):
             prefs.setdefault(key, (seen[key], {}))[1][a] = (1.0 + q) / 2.0
         return prefs, skipped
 
-    def _judged(self, starts: list, keys: list, seen: dict) -> dict:
+    def _judged(self, starts: list, keys: list, seen: dict, seed: int) -> dict:
         """P̂ from the judge (module docstring): playout m of y against playout m of y', same state."""
         from arena.judge import Candidate, checked_compare
         from arena.trainer import Trajectory
 
         m = int(self.p["rollouts"])
-        rng = np.random.default_rng([int(self.p["seed"]), self.updates, 1])
-        finals = playout_finals(self.game, starts, self.agent, seed=int(rng.integers(2**31))) if starts else []
+        finals = playout_finals(self.game, starts, self.agent, seed=seed) if starts else []
         # starts come in blocks: one recorded state, its candidates in order, m playouts each
         cands: dict[tuple[int, int], dict[int, list[Any]]] = {}
         owner: dict[tuple[int, int], tuple] = {}
