@@ -42,7 +42,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from arena.errors import ArenaError, ConfigError
+from arena.errors import ConfigError
 from arena.league.config import LeagueConfig, MemberConfig, _plain, fingerprint_of, teams, validate
 from arena.league.matchmaking import PayoffTable, newcomer_round, pfsp_weights
 
