@@ -52,6 +52,9 @@ class Ranking:
     order: list[int]
     """Candidate indices, best first."""
     comparisons: int
+    decisive: int = 0
+    """Comparisons with a non-zero margin; 0 means the judge could not tell any pair apart and
+    the order is only the formats' tie-breaking (a trainer should not learn from it)."""
 
 
 def anchor(names: Sequence[str]) -> FormatGen:
@@ -109,6 +112,7 @@ def rank_groups(sizes: Sequence[int], compare: Compare, kind: str = "single_elim
     one ``compare`` call per round with every group's pairings."""
     gens = [topology(kind, n, seed=seed + 7919 * g, **knobs) for g, n in enumerate(sizes)]
     spent = [0] * len(gens)
+    decisive = [0] * len(gens)
     out: list[Ranking | None] = [None] * len(gens)
     pending: dict[int, list[Pairing]] = {}
 
@@ -117,7 +121,7 @@ def rank_groups(sizes: Sequence[int], compare: Compare, kind: str = "single_elim
             pending[g] = gens[g].send(value) if value is not None else next(gens[g])
         except StopIteration as stop:
             pending.pop(g, None)
-            out[g] = Ranking([int(a) for a in stop.value], spent[g])
+            out[g] = Ranking([int(a) for a in stop.value], spent[g], decisive[g])
 
     for g in range(len(gens)):
         advance(g, None)
@@ -132,6 +136,7 @@ def rank_groups(sizes: Sequence[int], compare: Compare, kind: str = "single_elim
             for p in pending[g]:
                 m = float(margins[k])
                 k += 1
+                decisive[g] += m != 0.0
                 results.append([SimpleNamespace(seats=list(p.group), returns=[m, -m], info={})])
             spent[g] += len(results)
             advance(g, results)

@@ -117,3 +117,9 @@ def test_judge_crash_nan_and_wrong_length_are_one_line_errors():
         checked_compare(j, [(_cand(0.1), _cand(0.2))] * 2)
     with pytest.raises(ArenaError, match="judge .scorer.: cannot load fn"):
         load_judge("scorer:fn=no_such_module:f", game)
+
+
+def test_a_judge_that_cannot_tell_anything_apart_is_flagged():
+    r = rank_group(8, lambda i, j: 0.0, "single_elimination")
+    assert r.decisive == 0 and r.comparisons == 14
+    assert rank_group(8, lambda i, j: float(i < j), "round_robin").decisive == 28

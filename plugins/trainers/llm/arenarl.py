@@ -12,7 +12,8 @@ For tasks with no verifiable reward, rollouts are scored *against each other*. O
 3. rank → reward ``1 − k/(N−1)`` → z-scored advantage (N = 4: [1.16, 0.39, −0.39, −1.16]);
    with ``scoring: pointwise`` the judge scores each rollout alone and the advantage is the
    group-normalised score (GRPO; the baseline ArenaRL argues against, and — with a noiseless
-   ``scorer`` judge — the "true scalar reward" reference);
+   ``scorer`` judge — the "true scalar reward" reference); a group whose every comparison
+   is a tie gets zero advantages (its order would only be the bracket's tie-breaking);
 4. every decision of a rollout gets its advantage in the shared clipped policy-gradient step of
    the LLM trainers (:meth:`LLMTrainer.policy_gradient_step`; ``kl`` > 0 adds a KL to the
    initial policy).
@@ -102,7 +103,10 @@ class ArenaRL(LLMTrainer):
             else {}
         ranks = rank_groups([len(g) for g in groups], compare, str(self.p["topology"]),
                             seed=int(self.p["seed"]) * 7_919 + self.updates, **knobs)
-        return [rank_advantages(r.order) for r in ranks], sum(r.comparisons for r in ranks)
+        # a group the judge could not tell apart at all (every margin 0) carries no signal: its
+        # order would only be the bracket's tie-breaking, so it gets zero advantages
+        return ([rank_advantages(r.order) if r.decisive else np.zeros(len(r.order)) for r in ranks],
+                sum(r.comparisons for r in ranks))
 
     def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
         groups, skipped = self.groups(trajectories)
