@@ -74,6 +74,7 @@ def committed(db: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_arenarl_league_with_llm_judge_resumes_after_sigkill(tmp_path):
     judge = {"name": "llm", "model": str(tiny_model_dir(1))}
     cfg = tmp_path / "league.yaml"
