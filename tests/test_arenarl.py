@@ -151,3 +151,33 @@ def test_sppo_outcome_judge_is_the_playout_preference_centred_and_halved():
         centre = sum(pol[b] * (pa[b] - 0.5) for b in pa)
         for a in pa:
             assert p_judge[key][1][a] - 0.5 == pytest.approx((pa[a] - 0.5 - centre) / 2, abs=1e-9)
+
+
+def test_sppo_kept_iterate_is_the_mean_of_the_iterates_and_what_snapshots_save(tmp_path):
+    import torch
+
+    from arena.loading import load_agent
+    from arena.match import play_games
+    from arena.plugins.trainers.llm.sppo import SPPO
+
+    game = load_game("kuhn_poker")
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir(1)), "temperature": 16}, game)
+    tr = SPPO(game, [agent], rollouts=1, epochs=2, average=True, torch_threads=1)
+    seen = []
+    for it in range(2):
+        trajs = [r.trajectory for r in play_games(game, [agent, agent], num_games=2, seed=it, record=True)]
+        out = tr.update(trajs)
+        seen.append({n: p.detach().clone() for n, p in tr._params().items()})
+        assert "sppo/kept_exploitability" in out and "sppo/last_exploitability" in out
+    name = next(iter(seen[0]))
+    assert torch.allclose(tr.kept[name], (seen[0][name] + seen[1][name]) / 2)
+    agent.save(tmp_path / "snap")  # the kept iterate; the live weights are untouched
+    assert torch.equal(tr._params()[name], seen[1][name])
+    from safetensors.torch import load_file
+
+    saved = load_file(str(tmp_path / "snap" / "model.safetensors"))
+    assert torch.allclose(saved[name], tr.kept[name])
+    state = tr.state_dict()
+    tr.kept = None
+    tr.load_state_dict(state)
+    assert torch.allclose(tr.kept[name], (seen[0][name] + seen[1][name]) / 2)
