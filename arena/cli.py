@@ -89,7 +89,7 @@ def _plugins_args(p: argparse.ArgumentParser) -> None:
 def _plugins_run(args: argparse.Namespace) -> int:
     reg = get_registry()
     rows = []
-    for kind in ("game", "namespace", "agent", "trainer", "command", "benchmark"):
+    for kind in ("game", "namespace", "agent", "trainer", "judge", "command", "benchmark"):
         for r in reg.items(kind):
             rows.append({"name": r.name, "kind": kind, "plugin": r.provider.plugin,
                          "distribution": r.provider.distribution, "version": r.provider.version,

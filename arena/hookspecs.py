@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from arena.agent import AgentEntry
     from arena.cli_api import Benchmark, Command
     from arena.game import GameEntry, GameNamespace
+    from arena.judge import JudgeEntry
     from arena.trainer import TrainerEntry
 
 
@@ -44,6 +45,12 @@ def arena_agents() -> "list[AgentEntry]":
 @hookspec
 def arena_trainers() -> "list[TrainerEntry]":
     """Trainers this plugin provides."""
+
+
+@hookspec
+def arena_judges() -> "list[JudgeEntry]":
+    """Judges this plugin provides: compare two trajectories of one task instance
+    (:mod:`arena.judge`; used by ranking trainers such as ``arenarl`` and by ``sppo``)."""
 
 
 @hookspec

@@ -1,5 +1,5 @@
 """The plugin manager: discovers plugins through the ``arena`` entry-point group and maps names
-to games, agents, trainers, CLI commands and benchmarks.
+to games, agents, trainers, judges, CLI commands and benchmarks.
 
 Built-ins are registered through the same entry points as third-party plugins. Each plugin is
 loaded and asked for its entries on its own, so a plugin that fails to import (or whose hook
@@ -34,6 +34,7 @@ KINDS = {
     "namespace": "arena_game_namespaces",
     "agent": "arena_agents",
     "trainer": "arena_trainers",
+    "judge": "arena_judges",
     "command": "arena_commands",
     "benchmark": "arena_benchmarks",
 }

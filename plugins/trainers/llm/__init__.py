@@ -16,6 +16,7 @@ from .driver import arena_commands  # noqa: F401  (the llm-train command)
 @hookimpl
 def arena_trainers() -> list[TrainerEntry]:
     from .aa import AA_DEFAULTS, make_llm_aa
+    from .arenarl import ArenaRL, make_arenarl
     from .base import COMMON
     from .selfplay_rlvr import SelfPlayRLVR, make_selfplay_rlvr
     from .sppo import SPPO, make_sppo
@@ -28,4 +29,7 @@ def arena_trainers() -> list[TrainerEntry]:
                      {**COMMON, **SPPO.defaults}),
         TrainerEntry("llm_advantage_alignment", make_llm_aa,
                      "Advantage Alignment for LLM agents (leave-one-out group baseline)", {**COMMON, **AA_DEFAULTS}),
+        TrainerEntry("arenarl", make_arenarl,
+                     "ArenaRL: groups of rollouts per task ranked by a judge tournament, rank advantages into PG",
+                     {**COMMON, **ArenaRL.defaults}),
     ]

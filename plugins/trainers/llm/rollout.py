@@ -41,22 +41,26 @@ def replay(game: Game, traj: Trajectory) -> list[State] | None:
 def playout_values(game: Game, starts: Sequence[tuple[State, int, int]], agent: Agent, seed: int) -> np.ndarray:
     """For each (state, action, player): the player's return after taking ``action`` in ``state``
     and letting ``agent`` play every seat to the end (one sampled continuation each)."""
+    finals = playout_finals(game, starts, agent, seed)
+    return np.array([float(f.returns()[p]) for f, (_, _, p) in zip(finals, starts)])
+
+
+def playout_finals(game: Game, starts: Sequence[tuple[State, int, int]], agent: Agent, seed: int) -> list[State]:
+    """For each (state, action, player): the finished state after taking ``action`` in ``state``
+    and letting ``agent`` play every seat to the end (what a judge compares)."""
     scored = agent.has_policy and getattr(agent, "mode", "scored") == "scored"
     policies: dict[tuple, Any] | None = {} if scored else None
     rng = np.random.default_rng(seed)
     live: list[tuple[int, State, Any]] = []
-    values = np.zeros(len(starts))
     for i, (state, action, player) in enumerate(starts):
         s = state.clone()
         s.apply_action(action)
         g = game_rng(int(rng.integers(2**31)), i)
         sample_chance(s, g)
         live.append((i, s, g))
+    finals: list[State] = [x[1] for x in live]
     while live:
         pending = [(i, s, g) for i, s, g in live if not s.is_terminal()]
-        for i, s, g in live:
-            if s.is_terminal():
-                values[i] = float(s.returns()[starts[i][2]])
         if not pending:
             break
         obs = [Observation(s, s.current_player(), g, game.spec.full_name) for _, s, g in pending]
@@ -65,7 +69,7 @@ def playout_values(game: Game, starts: Sequence[tuple[State, int, int]], agent: 
             s.apply_action(a)
             sample_chance(s, g)
         live = pending
-    return values
+    return finals
 
 
 def _act(agent: Agent, obs: list[Observation], policies: dict | None) -> list:
@@ -79,4 +83,71 @@ def _act(agent: Agent, obs: list[Observation], policies: dict | None) -> list:
         if key not in policies:
             policies[key] = agent.policy(o)
         out.append(sample_from(policies[key], o))
+    return out
+
+
+def final_state(game: Game, traj: Trajectory) -> State | None:
+    """The finished state of ``traj`` (rebuilt like :func:`replay`), or None if it diverges."""
+    if replay(game, traj) is None:  # checks every recorded observation
+        return None
+    rng = game_rng(traj.seed, traj.game_index)
+    state = game.new_initial_state(seed=rng.bits())
+    sample_chance(state, rng)
+    for step in traj.steps:
+        state.apply_action(step.action)
+        sample_chance(state, rng)
+    return state if state.is_terminal() else None
+
+
+def branch(game: Game, items: Sequence[tuple[Trajectory, int]], agent: Agent, copies: int,
+           seed: int) -> list[list[tuple[Trajectory, State]] | None]:
+    """For each recorded (trajectory, seat): ``copies`` new rollouts from the same start state —
+    the state before the seat's first decision, rebuilt by :func:`replay` (same task instance,
+    same deal) — with ``agent`` playing every decision from there, each copy with its own random
+    stream; all copies of all items advance in lockstep (one ``act_batch_info`` call per round).
+    Returns per item the copies' (trajectory, finished state), or None when the game cannot be
+    rebuilt or another agent holds a later decision (the agent must hold every remaining seat)."""
+    from arena.trainer import Step
+
+    copies_of: list[list[tuple[State, Any, list]] | None] = [None] * len(items)
+    for i, (traj, player) in enumerate(items):
+        k = next((j for j, s in enumerate(traj.steps) if s.player == player), None)
+        states = replay(game, traj) if k is not None else None
+        if states is None or k is None:
+            continue
+        copies_of[i] = [(states[k].clone(), game_rng(seed, i * copies + c), list(traj.steps[:k]))
+                        for c in range(copies)]
+    while True:
+        pending = []
+        for i, group in enumerate(copies_of):
+            if group is None:
+                continue
+            seats = items[i][0].seats
+            mine = seats[items[i][1]]
+            todo = [x for x in group if not x[0].is_terminal()]
+            if any(x[0].current_player() < 0 or seats[x[0].current_player()] != mine for x in todo):
+                copies_of[i] = None  # a simultaneous node or another agent's decision
+                continue
+            pending += todo
+        if not pending:
+            break
+        obs = [Observation(s, s.current_player(), g, game.spec.full_name) for s, g, _ in pending]
+        if hasattr(agent, "act_batch_info"):
+            actions, infos = agent.act_batch_info(obs)
+        else:
+            actions, infos = list(agent.act_batch(obs)), [{} for _ in obs]
+        for (s, g, steps), o, a, info in zip(pending, obs, actions, infos):
+            o.freeze()
+            steps.append(Step(o.player, o, a, info.get("log_prob"), 0.0,
+                              {k: v for k, v in info.items() if k != "log_prob"}))
+            s.apply_action(a)
+            sample_chance(s, g)
+    out: list[list[tuple[Trajectory, State]] | None] = []
+    for i, group in enumerate(copies_of):
+        if group is None:
+            out.append(None)
+            continue
+        traj = items[i][0]
+        out.append([(Trajectory(traj.game_index, g.seed, list(traj.seats), steps, list(s.returns())), s)
+                    for s, g, steps in group])
     return out

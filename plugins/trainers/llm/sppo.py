@@ -14,8 +14,21 @@ One ``update`` is one SPPO iteration with a frozen pi_t (the weights at its star
    agent's action log-probability (the label softmax in scored mode; the label's sequence
    log-prob in generated mode).
 
-Games without outcomes would need a judge agent for P; this trainer needs a turn-based game
-with returns, which is what the acceptance (Kuhn poker) uses.
+With ``judge`` set (any judge plugin, :mod:`arena.judge`), the preference comes from the judge
+instead of the two-player zero-sum identity, so SPPO runs on n-player, general-sum and
+open-ended games: playout ``m`` after candidate y is compared with playout ``m`` after y' from
+the same recorded state (same deal), ``J(y, y') = (1 + margin)/2``, and
+``P̂(y ≻ pi_t | x) = Σ_y' pi_t(y'|x) J(y, y')`` (pi_t exact over the labels when every legal
+action is a candidate, else the K sampled candidates equally). With the ``outcome`` judge,
+``J − 1/2 = (R_y − R_y')/(2·range)``, so ``P̂ − 1/2 = (Q(y) − V(x))/(2·range)``: the playout
+version's ``Q/(2U)`` centred by the state value, at half the scale for a zero-sum range 2U
+(``eta`` twice as large gives the same step). Text decisions are skipped.
+
+``average: true`` keeps the *averaged iterate* (the running mean of the weights after each
+iteration): SPPO's guarantee is for the averaged iterate, and per-state Hedge on a sequential
+game cycles (the note, §2); the last iterate still samples (SPPO needs pi_t), the kept one is
+what snapshots save, and on tree games its exploitability is reported every iteration
+(``sppo/kept_exploitability``) beside the last iterate's (``sppo/last_exploitability``).
 """
 from __future__ import annotations
 
@@ -28,20 +41,32 @@ from arena.game import Game
 from arena.trainer import Trajectory
 
 from .base import LLMTrainer
-from .rollout import playout_values, replay
+from .rollout import playout_finals, playout_values, replay
 
 
 class SPPO(LLMTrainer):
     name = "sppo"
-    defaults = {"eta": 1.0, "candidates": 0, "rollouts": 4, "epochs": 8}
+    defaults = {"eta": 1.0, "candidates": 0, "rollouts": 4, "epochs": 8, "judge": None, "average": False}
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
         super().__init__(game, learners, **params)
-        if game.spec.num_players != 2 or not game.spec.zero_sum:
-            raise ArenaError("trainer 'sppo' reads preferences from outcomes of a two-player zero-sum game")
+        self.judge = None
+        if self.p["judge"] is not None:
+            from arena.judge import load_judge
+
+            judge = self.p["judge"]
+            self.judge = load_judge(dict(judge) if isinstance(judge, dict) else judge, game)
+        elif game.spec.num_players != 2 or not game.spec.zero_sum:
+            raise ArenaError("trainer 'sppo' reads preferences from outcomes of a two-player zero-sum game; "
+                             "set judge: NAME for other games")
         if int(self.p["rollouts"]) < 1:
             raise ArenaError("trainer 'sppo': rollouts must be at least 1")
         self.scale = max(abs(game.spec.min_utility), abs(game.spec.max_utility)) or 1.0
+        self.kept: dict[str, Any] | None = None
+        self.kept_count = 0
+        if self.p["average"]:
+            self._save_last = self.agent.save
+            self.agent.save = self.save_kept
 
     def _candidates(self, obs: Any, rng: np.random.Generator) -> list[int]:
         k = int(self.p["candidates"])
@@ -73,7 +98,10 @@ class SPPO(LLMTrainer):
                     for _ in range(m):
                         starts.append((st, a, step.player))
                         keys.append((key, a))
-        values = playout_values(self.game, starts, self.agent, seed=int(rng.integers(2**31))) if starts else []
+        seed = int(rng.integers(2**31))
+        if self.judge is not None:  # the same playouts as the outcome version (same seed)
+            return self._judged(starts, keys, seen, seed), skipped
+        values = playout_values(self.game, starts, self.agent, seed=seed) if starts else []
         sums: dict[tuple, list[float]] = {}
         for (key, a), v in zip(keys, values):
             sums.setdefault((key, a), []).append(v)
@@ -82,6 +110,109 @@ class SPPO(LLMTrainer):
             q = float(np.mean(vs)) / self.scale
             prefs.setdefault(key, (seen[key], {}))[1][a] = (1.0 + q) / 2.0
         return prefs, skipped
+
+    def _judged(self, starts: list, keys: list, seen: dict, seed: int) -> dict:
+        """P̂ from the judge (module docstring): playout m of y against playout m of y', same state."""
+        from arena.judge import Candidate, checked_compare
+        from arena.trainer import Trajectory
+
+        m = int(self.p["rollouts"])
+        finals = playout_finals(self.game, starts, self.agent, seed=seed) if starts else []
+        # starts come in blocks: one recorded state, its candidates in order, m playouts each
+        cands: dict[tuple[int, int], dict[int, list[Any]]] = {}
+        owner: dict[tuple[int, int], tuple] = {}
+        block = 0
+        for idx, ((st, a, player), (key, _)) in enumerate(zip(starts, keys)):
+            if idx and (starts[idx - 1][0] is not st):
+                block += 1
+            c = Candidate(Trajectory(0, 0, [], [], list(finals[idx].returns())), player, finals[idx])
+            cands.setdefault((block, player), {}).setdefault(a, []).append(c)
+            owner[(block, player)] = key
+        pairs, where = [], []
+        for b, by_action in cands.items():
+            acts = list(by_action)
+            for x in acts:
+                for y in acts:
+                    if x != y:
+                        for k in range(m):
+                            pairs.append((by_action[x][k], by_action[y][k]))
+                            where.append((b, x, y))
+        margins = checked_compare(self.judge, pairs) if pairs else []
+        j: dict[tuple, list[float]] = {}
+        for w, mg in zip(where, margins):
+            j.setdefault(w, []).append((1.0 + mg) / 2.0)
+        per_key: dict[tuple, dict[int, list[float]]] = {}
+        for b, by_action in cands.items():
+            key = owner[b]
+            obs = seen[key]
+            acts = list(by_action)
+            if len(acts) == len(obs.legal_actions) and self.agent.mode == "scored":
+                pol = self.agent.policy(obs)
+                w = {y: pol[y] for y in acts}
+            else:
+                w = {y: 1.0 / len(acts) for y in acts}
+            for x in acts:
+                p_hat = sum(w[y] * (0.5 if y == x else float(np.mean(j[(b, x, y)]))) for y in acts)
+                per_key.setdefault(key, {}).setdefault(x, []).append(p_hat)
+        return {key: (seen[key], {a: float(np.mean(v)) for a, v in d.items()}) for key, d in per_key.items()}
+
+    # -- the kept (averaged) iterate -------------------------------------------------------------
+    def _params(self) -> dict[str, Any]:
+        return {n: p for n, p in self.model.model.named_parameters() if p.requires_grad}
+
+    def keep(self) -> None:
+        """Fold the current weights into the running mean (the kept iterate)."""
+        import torch
+
+        now = self._params()
+        self.kept_count += 1
+        if self.kept is None:
+            self.kept = {n: p.detach().clone() for n, p in now.items()}
+            return
+        with torch.no_grad():
+            for n, p in now.items():
+                self.kept[n] += (p.detach() - self.kept[n]) / self.kept_count
+
+    def _swap(self) -> None:
+        """Exchange the live weights and the kept ones (twice restores)."""
+        import torch
+
+        assert self.kept is not None
+        with torch.no_grad():
+            for n, p in self._params().items():
+                tmp = p.detach().clone()
+                p.copy_(self.kept[n])
+                self.kept[n] = tmp
+
+    def save_kept(self, directory: Any) -> None:
+        """Snapshots hold the kept iterate (the agent keeps sampling from the last one)."""
+        if self.kept is None:
+            self._save_last(directory)
+            return
+        self._swap()
+        try:
+            self._save_last(directory)
+        finally:
+            self._swap()
+
+    def _exploitability(self, kept: bool) -> float:
+        from arena.exploitability import exploitability
+
+        if kept:
+            self._swap()
+        try:
+            return float(exploitability(self.game, self.agent))
+        finally:
+            if kept:
+                self._swap()
+
+    def extra_state(self) -> dict[str, Any]:
+        return {"kept": dict(self.kept) if self.kept is not None else {}, "kept_count": self.kept_count}
+
+    def load_extra_state(self, state: dict[str, Any]) -> None:
+        kept = state.get("kept") or {}
+        self.kept = {k: v.clone() for k, v in kept.items()} if kept else None
+        self.kept_count = int(state.get("kept_count", 0))
 
     def _logpi(self, items: list[tuple[Any, dict[int, float]]], grad: bool, model: Any = None) -> Any:
         """log pi(y|x) for every (x, candidate y) in ``items`` order, one tensor."""
@@ -124,7 +255,13 @@ class SPPO(LLMTrainer):
         self.model.sync()
         self.updates += 1
         p_hat = [p for _, c in items for p in c.values()]
-        return {"sppo/loss_first": losses[0], "sppo/loss_last": losses[-1], "sppo/prompts": float(len(items)),
+        extra: dict[str, float] = {}
+        if self.p["average"]:
+            self.keep()
+            if self.game.spec.tree and self.agent.has_policy:
+                extra = {"sppo/kept_exploitability": self._exploitability(kept=True),
+                         "sppo/last_exploitability": self._exploitability(kept=False)}
+        return {**extra, "sppo/loss_first": losses[0], "sppo/loss_last": losses[-1], "sppo/prompts": float(len(items)),
                 "sppo/p_hat_spread": float(np.mean(np.abs(np.array(p_hat) - 0.5))),
                 "sppo/skipped_games": float(skipped)}
 
