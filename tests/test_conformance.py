@@ -38,8 +38,12 @@ TRAINERS = {  # every registered trainer: (game, learner specs, params)
     "reinforce": ("ipd", ["neural"], {}),
     "advantage_alignment": ("ipd", ["neural", "neural"], {}),
 }
-LLM_TRAINERS = {"selfplay_rlvr": ("kuhn_poker", {}), "sppo": ("kuhn_poker", {"epochs": 1, "rollouts": 2}),
-                "llm_advantage_alignment": ("ipd(horizon=3)", {})}
+LLM_TRAINERS = {  # (game, trainer params, llm agent params)
+    "selfplay_rlvr": ("kuhn_poker", {}, {}),
+    "sppo": ("kuhn_poker", {"epochs": 1, "rollouts": 2}, {}),
+    "llm_advantage_alignment": ("ipd(horizon=3)", {}, {}),
+    "arenarl": ("open_task", {"group": 4, "judge": "scorer:noise=0.05"}, {"mode": "generated", "max_text_tokens": 8}),
+}
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -73,8 +77,8 @@ def test_llm_agent_and_trainers_conform():
 
     llm = {"name": "llm", "model": str(tiny_model_dir()), "temperature": 8}
     check_agent(llm, "kuhn_poker", games=2)
-    for name, (game, params) in LLM_TRAINERS.items():
-        check_trainer(name, game, [llm], params=params, games=2)
+    for name, (game, params, agent) in LLM_TRAINERS.items():
+        check_trainer(name, game, [{**llm, **agent}], params=params, games=2)
 
 
 def test_registry_has_the_card_games():

@@ -50,6 +50,12 @@ class OutcomeJudge(Judge):
     def stats(self) -> dict[str, float]:
         return {"comparisons": float(self.comparisons)}
 
+    def state_dict(self) -> dict[str, Any]:
+        return {"comparisons": self.comparisons}  # a cumulative metric: a resumed run keeps counting
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.comparisons = int(state.get("comparisons", 0))
+
 
 def _callable(path: str) -> Callable[[Candidate], float]:
     if ":" not in path:
