@@ -159,6 +159,13 @@ class RayExecutor(Executor):
         self._blobs: dict[str, tuple[str, Any]] = {}
         """slot -> (checkpoint path, object ref of its files): the newest version of each seat."""
         self._failures: dict[int, int] = {}
+        try:
+            for pool in self.pools.values():  # an impossible request fails now, in one line, not after a hang
+                self._check_feasible(pool)
+            self._start(self.pools["default"])
+        except BaseException:
+            self.close()
+            raise
 
     # -- workers -------------------------------------------------------------------------------------
     def _check_feasible(self, pool: _Pool) -> None:
@@ -202,11 +209,13 @@ class RayExecutor(Executor):
                 pool = self.pools[base]
                 break
         if not pool.actors:
-            self._check_feasible(pool)
-            actors = [self._new_actor(pool, i) for i in range(pool.size)]
-            self._wait_ready(pool, actors)
-            pool.actors = actors
+            self._start(pool)
         return pool
+
+    def _start(self, pool: _Pool) -> None:
+        actors = [self._new_actor(pool, i) for i in range(pool.size)]
+        self._wait_ready(pool, actors)
+        pool.actors = actors
 
     def _replace(self, pool: _Pool, dead: Any) -> None:
         for i, a in enumerate(pool.actors):

@@ -171,6 +171,7 @@ class League:
         self.results: dict[str, Any] | None = None
         try:
             self._build()
+            self.executor()  # an unreachable cluster or impossible request fails here, before any step
         except BaseException:
             self.close()
             if fresh:  # an agent or trainer refused to build: leave no half-made run behind
