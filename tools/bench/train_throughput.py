@@ -1,0 +1,166 @@
+"""``arena bench train-throughput``: training games/s and learner updates/s, synchronous vs
+asynchronous, with 1 and 2 Ray rollout workers, in one run.
+
+Each case is a real league (:mod:`arena.league.runner`) on a local Ray cluster started once for
+the whole benchmark: a PPO learner on Kuhn poker and the LLM Advantage Alignment learner (the
+tiny local model) on the text IPD. The baseline of every asynchronous run (``max_staleness: 1``:
+the next step's rollouts play while the learner updates) is the synchronous run
+(``max_staleness: 0``) with the same workers, the same games and the same number of updates,
+measured right before it; the headline is their games/s ratio. Timing is steady state: from
+the end of the first step (workers started, models loaded) to the end of the last. The final
+learner metrics of both runs (same number of games) are reported beside the speeds: quality at
+equal games.
+
+How it projects to N workers (``.../projection``): from the synchronous 1-worker run, R = the
+rollout time of one step on one worker and U = the learner's update time. Synchronous steps take
+about ``R/N + U``, asynchronous ones ``max(R/N, U)``; past ``N* = R/U`` workers the learner is the
+bottleneck and more workers add nothing (asynchronous training then hides all rollout time).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from arena.cli_api import Benchmark
+from arena.hookspecs import hookimpl
+
+QUALITY = ("exploitability", "selfplay/cooperation", "selfplay/return", "vs_random/return")
+
+
+def _ppo_kuhn(games: int) -> dict[str, Any]:
+    return {"game": "kuhn_poker", "chunk": max(1, games // 4), "population": [
+        {"label": "ppo", "agent": "neural:hidden=32,seed=0", "role": "learner", "matchmaking": "self_play",
+         "trainer": {"name": "ppo", "params": {"lr": 0.003, "epochs": 4, "gamma": 1.0}},
+         "games_per_step": games, "snapshot_every": 1000}], "metrics": {"games": 0, "exact": True}}
+
+
+def _llm_ipd(games: int) -> dict[str, Any]:
+    from arena.tools.tiny_model import tiny_model_dir
+
+    params = {"beta": 3.0, "gamma": 0.96, "gamma_aa": 0.96, "reward_scale": 2.0, "whiten": True, "entropy": 0.01,
+              "lr": 1e-4, "epochs": 2, "torch_threads": 1}
+    return {"game": "ipd(horizon=10,text=brief)", "chunk": max(1, games // 2), "population": [
+        {"label": "aa", "agent": {"name": "llm", "model": str(tiny_model_dir(1)), "mode": "scored", "temperature": 1},
+         "role": "learner", "matchmaking": "self_play", "games_per_step": games, "snapshot_every": 1000,
+         "trainer": {"name": "llm_advantage_alignment", "params": params}}],
+            "metrics": {"games": 16, "opponents": []}}
+
+
+CASES = {"ppo_kuhn": (_ppo_kuhn, 256), "llm_ipd": (_llm_ipd, 32)}
+
+
+def one_run(case: dict[str, Any], out: str, steps: int, workers: int, stale: int, seed: int) -> dict[str, Any]:
+    """One league; returns steady-state games/s, updates/s, the mean update time and final metrics."""
+    from arena.config import load_config
+    from arena.league import LeagueConfig
+    from arena.league.runner import League
+
+    cfg = load_config(LeagueConfig, base={
+        "game": case["game"], "seed": seed, "steps": steps, "out": out, "population": case["population"],
+        "max_staleness": stale, "torch_threads": 1, "tensorboard": False, "plots": False, "progress": False,
+        "executor": {"kind": "ray", "workers": workers, "chunk": case["chunk"], "log_to_driver": False},
+        "evaluation": {"every": steps, "games": 0, "metrics": case["metrics"]}})
+    league = League(cfg, quiet=True)
+    marks: list[float] = []
+    updates: list[float] = []
+    try:
+        for unit in league.units.values():
+            inner = unit.trainer.update
+
+            def timed(trajectories: Any, inner: Any = inner) -> Any:
+                t0 = time.perf_counter()
+                try:
+                    return inner(trajectories)
+                finally:
+                    updates.append(time.perf_counter() - t0)
+
+            unit.trainer.update = timed
+        step = league.step
+
+        def marked(n: int) -> Any:
+            out = step(n)
+            marks.append(time.perf_counter())
+            return out
+
+        league.step = marked  # type: ignore[method-assign]
+        league.run()
+    finally:
+        league.close()
+    games = sum(m.cfg.games_per_step for m in league.members.values() if m.cfg.role == "learner")
+    span = marks[-1] - marks[0]
+    final = league.state.metrics[-1] if league.state.metrics else {}
+    return {"games_per_s": round(games * (steps - 1) / span, 2), "updates_per_s": round((steps - 1) / span, 3),
+            "update_seconds": round(sum(updates[1:]) / max(1, len(updates) - 1), 3),
+            "step_seconds": round(span / (steps - 1), 3),
+            "final": {k: round(float(v), 4) for k, v in final.items() if k in QUALITY}}
+
+
+def projection(sync1: dict[str, Any], games: int) -> dict[str, Any]:
+    """Games/s at N workers from the synchronous 1-worker run (module docstring)."""
+    step, update = sync1["step_seconds"], sync1["update_seconds"]
+    rollout = max(step - update, 1e-9)
+    out: dict[str, Any] = {"rollout_seconds_1_worker": round(rollout, 3), "update_seconds": update,
+                           "learner_bound_from_workers": round(rollout / max(update, 1e-9), 2)}
+    for n in (1, 2, 4, 8, 16, 32):
+        out[f"sync_games_per_s_{n}"] = round(games / (rollout / n + update), 1)
+        out[f"async_games_per_s_{n}"] = round(games / max(rollout / n, update), 1)
+    return out
+
+
+def run(args: argparse.Namespace) -> dict:
+    import shutil
+    import tempfile
+
+    import ray
+
+    try:  # the learner's checkpoint is written every step: no progress bar per write
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:
+        pass
+    owns = not ray.is_initialized()
+    if owns:  # one local cluster for every case: no start-up inside the timings
+        ray.init(num_cpus=max(args.workers_list), include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+    root = tempfile.mkdtemp(prefix="arena-bench-train-")
+    out: dict[str, Any] = {"steps": args.steps, "seed": args.seed}
+    try:
+        for name in args.cases.split(","):
+            build, default_games = CASES[name.strip()]
+            games = args.games or default_games
+            case = build(games)
+            out[f"{name}/games_per_step"] = games
+            for w in args.workers_list:
+                res = {}
+                for stale in (0, 1):
+                    mode = "sync" if stale == 0 else "async"
+                    res[mode] = one_run(case, f"{root}/{name}-w{w}-{mode}", args.steps, w, stale, args.seed)
+                    out[f"{name}/w{w}/{mode}"] = res[mode]
+                out[f"{name}/w{w}/async_vs_sync_games_per_s_ratio"] = round(
+                    res["async"]["games_per_s"] / res["sync"]["games_per_s"], 3)
+                if w == 1:
+                    out[f"{name}/projection"] = projection(res["sync"], games)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        if owns:
+            ray.shutdown()
+    return out
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cases", default="ppo_kuhn,llm_ipd", help="comma list of " + ", ".join(CASES))
+    p.add_argument("--workers", dest="workers_list", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2],
+                   help="comma list of rollout worker counts")
+    p.add_argument("--steps", type=int, default=6, help="league steps per run (the first is warm-up)")
+    p.add_argument("--games", type=int, default=0, help="games per step (default per case: 256 Kuhn, 32 IPD)")
+    p.add_argument("--seed", type=int, default=0)
+
+
+@hookimpl
+def arena_benchmarks() -> list[Benchmark]:
+    return [Benchmark("train-throughput", "training games/s and updates/s: synchronous vs asynchronous rollouts "
+                      "on 1 and 2 Ray workers (PPO Kuhn, LLM AA on the text IPD)", run, add_arguments,
+                      baseline="the synchronous run (max_staleness 0) with the same workers, games and updates",
+                      ratio="_ratio")]
