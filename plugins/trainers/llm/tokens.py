@@ -128,7 +128,8 @@ def clipped_pg_update(trainable: Any, decisions: Sequence[Decision], advantages:
     with torch.no_grad():
         old, _ = action_logprobs(trainable, decs, grad=False)
     behaviour = torch.tensor([d.behaviour_logp if d.behaviour_logp is not None else float(old[i])
-                              for i, d in enumerate(decs)], dtype=torch.float32)
+                              for i, d in enumerate(decs)], dtype=torch.float32, device=old.device)
+    adv = adv.to(old.device)
     raw_w = torch.exp(old - behaviour)
     tis = torch.clamp(raw_w, max=is_cap)
     rng = np.random.default_rng(seed)
