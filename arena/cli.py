@@ -44,8 +44,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("arena: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `arena leaderboard RUN --json | head`
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
