@@ -89,6 +89,11 @@ def _agent(game: Any, game_name: str, spec: Any, label: str, fetch: Fetch | None
     held = _AGENTS.get(key)
     if held is not None and held[0] == _version(spec):
         return held[1]
+    if held is not None and isinstance(spec, Checkpoint) and id(held[1]) not in _LENT:
+        reload = getattr(held[1], "reload_weights", None)  # optional: new weights into a running engine
+        if callable(reload) and reload(fetch(spec) if fetch is not None else spec.path):
+            _AGENTS[key] = (_version(spec), held[1])
+            return held[1]
     if isinstance(spec, Checkpoint):
         agent = load_checkpoint(fetch(spec) if fetch is not None else spec.path, game)
     else:

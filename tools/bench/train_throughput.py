@@ -28,20 +28,27 @@ from arena.hookspecs import hookimpl
 QUALITY = ("exploitability", "selfplay/cooperation", "selfplay/return", "vs_random/return")
 
 
-def _ppo_kuhn(games: int) -> dict[str, Any]:
+def _ppo_kuhn(games: int, device: str = "cpu", model: str | None = None, backend: str = "transformers") -> dict[str, Any]:
     return {"game": "kuhn_poker", "chunk": max(1, games // 4), "population": [
-        {"label": "ppo", "agent": "neural:hidden=32,seed=0", "role": "learner", "matchmaking": "self_play",
+        {"label": "ppo", "agent": f"neural:hidden=32,seed=0,device={device}", "role": "learner",
+         "matchmaking": "self_play",
          "trainer": {"name": "ppo", "params": {"lr": 0.003, "epochs": 4, "gamma": 1.0}},
          "games_per_step": games, "snapshot_every": 1000}], "metrics": {"games": 0, "exact": True}}
 
 
-def _llm_ipd(games: int) -> dict[str, Any]:
+def _llm_ipd(games: int, device: str = "cpu", model: str | None = None, backend: str = "transformers") -> dict[str, Any]:
     from arena.tools.tiny_model import tiny_model_dir
 
     params = {"beta": 3.0, "gamma": 0.96, "gamma_aa": 0.96, "reward_scale": 2.0, "whiten": True, "entropy": 0.01,
-              "lr": 1e-4, "epochs": 2, "torch_threads": 1}
+              "lr": 1e-4, "epochs": 2, "torch_threads": 1, "device": device}
+    agent: dict[str, Any] = {"name": "llm", "model": model or str(tiny_model_dir(1)), "mode": "scored",
+                             "temperature": 1, "backend": backend}
+    if backend == "transformers":
+        agent["device"] = device
+    else:  # vllm: the learner keeps a transformers copy on `device`; the engine pushes updates in place
+        agent.update({"dtype": "float32", "enforce_eager": device == "cpu"})
     return {"game": "ipd(horizon=10,text=brief)", "chunk": max(1, games // 2), "population": [
-        {"label": "aa", "agent": {"name": "llm", "model": str(tiny_model_dir(1)), "mode": "scored", "temperature": 1},
+        {"label": "aa", "agent": agent,
          "role": "learner", "matchmaking": "self_play", "games_per_step": games, "snapshot_every": 1000,
          "trainer": {"name": "llm_advantage_alignment", "params": params}}],
             "metrics": {"games": 16, "opponents": []}}
@@ -50,7 +57,8 @@ def _llm_ipd(games: int) -> dict[str, Any]:
 CASES = {"ppo_kuhn": (_ppo_kuhn, 256), "llm_ipd": (_llm_ipd, 32)}
 
 
-def one_run(case: dict[str, Any], out: str, steps: int, workers: int, stale: int, seed: int) -> dict[str, Any]:
+def one_run(case: dict[str, Any], out: str, steps: int, workers: int, stale: int, seed: int,
+            num_gpus: float = 0.0) -> dict[str, Any]:
     """One league; returns steady-state games/s, updates/s, the mean update time and final metrics."""
     from arena.config import load_config
     from arena.league import LeagueConfig
@@ -59,13 +67,25 @@ def one_run(case: dict[str, Any], out: str, steps: int, workers: int, stale: int
     cfg = load_config(LeagueConfig, base={
         "game": case["game"], "seed": seed, "steps": steps, "out": out, "population": case["population"],
         "max_staleness": stale, "torch_threads": 1, "tensorboard": False, "plots": False, "progress": False,
-        "executor": {"kind": "ray", "workers": workers, "chunk": case["chunk"], "log_to_driver": False},
+        "executor": {"kind": "ray", "workers": workers, "chunk": case["chunk"], "log_to_driver": False,
+                     "num_gpus": num_gpus},
         "evaluation": {"every": steps, "games": 0, "metrics": case["metrics"]}})
     league = League(cfg, quiet=True)
     marks: list[float] = []
     updates: list[float] = []
+    tokens = [0]
     try:
         for unit in league.units.values():
+            trainable = getattr(unit.trainer, "model", None)
+            if trainable is not None and hasattr(trainable, "logprobs"):  # LLM learner: count tokens it trains on
+                scored = trainable.logprobs
+
+                def counted(pairs: Any, grad: bool = True, model: Any = None, scored: Any = scored) -> Any:
+                    if grad:
+                        tokens[0] += sum(len(p) + len(c) for p, c in pairs)
+                    return scored(pairs, grad=grad, model=model)
+
+                trainable.logprobs = counted
             inner = unit.trainer.update
 
             def timed(trajectories: Any, inner: Any = inner) -> Any:
@@ -90,10 +110,13 @@ def one_run(case: dict[str, Any], out: str, steps: int, workers: int, stale: int
     games = sum(m.cfg.games_per_step for m in league.members.values() if m.cfg.role == "learner")
     span = marks[-1] - marks[0]
     final = league.state.metrics[-1] if league.state.metrics else {}
-    return {"games_per_s": round(games * (steps - 1) / span, 2), "updates_per_s": round((steps - 1) / span, 3),
-            "update_seconds": round(sum(updates[1:]) / max(1, len(updates) - 1), 3),
-            "step_seconds": round(span / (steps - 1), 3),
-            "final": {k: round(float(v), 4) for k, v in final.items() if k in QUALITY}}
+    out = {"games_per_s": round(games * (steps - 1) / span, 2), "updates_per_s": round((steps - 1) / span, 3),
+           "update_seconds": round(sum(updates[1:]) / max(1, len(updates) - 1), 3),
+           "step_seconds": round(span / (steps - 1), 3),
+           "final": {k: round(float(v), 4) for k, v in final.items() if k in QUALITY}}
+    if tokens[0]:  # forward+backward tokens per second of update time (all updates)
+        out["learner_tokens_per_s"] = round(tokens[0] / max(sum(updates), 1e-9), 1)
+    return out
 
 
 def projection(sync1: dict[str, Any], games: int) -> dict[str, Any]:
@@ -125,18 +148,19 @@ def run(args: argparse.Namespace) -> dict:
         ray.init(num_cpus=max(args.workers_list), include_dashboard=False, log_to_driver=False,
                  configure_logging=False)
     root = tempfile.mkdtemp(prefix="arena-bench-train-")
-    out: dict[str, Any] = {"steps": args.steps, "seed": args.seed}
+    out: dict[str, Any] = {"steps": args.steps, "seed": args.seed, "device": args.device, "backend": args.backend}
     try:
         for name in args.cases.split(","):
             build, default_games = CASES[name.strip()]
             games = args.games or default_games
-            case = build(games)
+            case = build(games, args.device, args.model, args.backend)
             out[f"{name}/games_per_step"] = games
             for w in args.workers_list:
                 res = {}
                 for stale in (0, 1):
                     mode = "sync" if stale == 0 else "async"
-                    res[mode] = one_run(case, f"{root}/{name}-w{w}-{mode}", args.steps, w, stale, args.seed)
+                    res[mode] = one_run(case, f"{root}/{name}-w{w}-{mode}", args.steps, w, stale, args.seed,
+                                        args.num_gpus)
                     out[f"{name}/w{w}/{mode}"] = res[mode]
                 out[f"{name}/w{w}/async_vs_sync_games_per_s_ratio"] = round(
                     res["async"]["games_per_s"] / res["sync"]["games_per_s"], 3)
@@ -156,6 +180,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steps", type=int, default=6, help="league steps per run (the first is warm-up)")
     p.add_argument("--games", type=int, default=0, help="games per step (default per case: 256 Kuhn, 32 IPD)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cpu", help="cpu or cuda[:N]: the learners (and transformers agents)")
+    p.add_argument("--model", default=None, help="LLM case: a local model directory (default: the tiny test model)")
+    p.add_argument("--backend", default="transformers", choices=["transformers", "vllm"],
+                   help="LLM case: the rollout agents' backend")
+    p.add_argument("--num-gpus", dest="num_gpus", type=float, default=0.0,
+                   help="GPUs (or a fraction) each rollout worker reserves")
 
 
 @hookimpl
