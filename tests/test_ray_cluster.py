@@ -30,6 +30,7 @@ import pytest
 import yaml
 
 ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.slow  # one two-node cluster start (~30 s on 2 loaded cores) for the module
 
 from conftest import arena_cmd  # noqa: E402
 
