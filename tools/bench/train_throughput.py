@@ -81,8 +81,8 @@ def one_run(case: dict[str, Any], out: str, steps: int, workers: int, stale: int
                 scored = trainable.logprobs
 
                 def counted(pairs: Any, grad: bool = True, model: Any = None, scored: Any = scored) -> Any:
-                    if grad:
-                        tokens[0] += sum(len(p) + len(c) for p, c in pairs)
+                    if grad:  # the distinct sequences (what the forward/backward pass computes)
+                        tokens[0] += sum(len(p) + len(c) for p, c in {(tuple(p), tuple(c)) for p, c in pairs})
                     return scored(pairs, grad=grad, model=model)
 
                 trainable.logprobs = counted
