@@ -1,4 +1,5 @@
-"""Where games run: in this process, in a local process pool, or on a Ray cluster.
+"""Where games run: in this process, in a local process pool, or on Ray rollout workers
+(actors, :mod:`arena.ray_executor`).
 
 Why one small interface: tournaments and leagues plan *what* to play; an executor decides
 *where*. A :class:`GameTask` names everything by spec (game name, agent specs, seed, game
@@ -9,6 +10,8 @@ results whichever executor ran them.
 
     with make_executor({"kind": "process", "workers": 2}) as ex:
         ex.run(tasks, on_result)          # on_result(task, GameResult) as each game arrives
+        pending = ex.submit(tasks)        # or: start now, collect later (asynchronous rollouts)
+        ex.collect(pending, on_result)
 """
 from __future__ import annotations
 
