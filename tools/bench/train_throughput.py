@@ -54,7 +54,7 @@ def _llm_ipd(games: int, device: str = "cpu", model: str | None = None, backend:
             "metrics": {"games": 16, "opponents": []}}
 
 
-CASES = {"ppo_kuhn": (_ppo_kuhn, 256), "llm_ipd": (_llm_ipd, 32)}
+CASES = {"ppo_kuhn": (_ppo_kuhn, 256), "llm_ipd": (_llm_ipd, 64)}  # llm: configs/llm/ipd_aa.yaml's 64 games per iteration
 
 
 def one_run(case: dict[str, Any], out: str, steps: int, workers: int, stale: int, seed: int,
@@ -178,7 +178,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", dest="workers_list", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2],
                    help="comma list of rollout worker counts")
     p.add_argument("--steps", type=int, default=6, help="league steps per run (the first is warm-up)")
-    p.add_argument("--games", type=int, default=0, help="games per step (default per case: 256 Kuhn, 32 IPD)")
+    p.add_argument("--games", type=int, default=0, help="games per step (default per case: 256 Kuhn, 64 IPD)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N]: the learners (and transformers agents)")
     p.add_argument("--model", default=None, help="LLM case: a local model directory (default: the tiny test model)")
