@@ -5,8 +5,9 @@ Each case is a real league (:mod:`arena.league.runner`) on a local Ray cluster s
 the whole benchmark: a PPO learner on Kuhn poker and the LLM Advantage Alignment learner (the
 tiny local model) on the text IPD. The baseline of every asynchronous run (``max_staleness: 1``:
 the next step's rollouts play while the learner updates) is the synchronous run
-(``max_staleness: 0``) with the same workers, the same games and the same number of updates,
-measured right before it; the headline is their games/s ratio. Timing is steady state: from
+(``max_staleness: 0``) with the same workers, the same games and the same number of updates.
+Sync and async runs alternate ``--repeats`` times (a shared machine's load drifts; alternating
+spreads it over both) and the median run of each is the headline, with every paired ratio. Timing is steady state: from
 the end of the first step (workers started, models loaded) to the end of the last. The final
 learner metrics of both runs (same number of games) are reported beside the speeds: quality at
 equal games.
@@ -119,6 +120,12 @@ def one_run(case: dict[str, Any], out: str, steps: int, workers: int, stale: int
     return out
 
 
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median games/s (the headline), with every run's games/s beside it."""
+    ordered = sorted(runs, key=lambda r: r["games_per_s"])
+    return dict(ordered[len(ordered) // 2], games_per_s_runs=[r["games_per_s"] for r in runs])
+
+
 def projection(sync1: dict[str, Any], games: int) -> dict[str, Any]:
     """Games/s at N workers from the synchronous 1-worker run (module docstring)."""
     step, update = sync1["step_seconds"], sync1["update_seconds"]
@@ -156,14 +163,19 @@ def run(args: argparse.Namespace) -> dict:
             case = build(games, args.device, args.model, args.backend)
             out[f"{name}/games_per_step"] = games
             for w in args.workers_list:
-                res = {}
-                for stale in (0, 1):
-                    mode = "sync" if stale == 0 else "async"
-                    res[mode] = one_run(case, f"{root}/{name}-w{w}-{mode}", args.steps, w, stale, args.seed,
-                                        args.num_gpus)
+                runs: dict[str, list[dict[str, Any]]] = {"sync": [], "async": []}
+                for r in range(args.repeats):  # alternated, so a change in the machine's load hits both
+                    for stale in (0, 1):
+                        mode = "sync" if stale == 0 else "async"
+                        runs[mode].append(one_run(case, f"{root}/{name}-w{w}-{mode}-{r}", args.steps, w, stale,
+                                                  args.seed, args.num_gpus))
+                res = {mode: median_run(rs) for mode, rs in runs.items()}
+                for mode in runs:
                     out[f"{name}/w{w}/{mode}"] = res[mode]
+                ratios = sorted(a["games_per_s"] / b["games_per_s"] for a, b in zip(runs["async"], runs["sync"]))
                 out[f"{name}/w{w}/async_vs_sync_games_per_s_ratio"] = round(
                     res["async"]["games_per_s"] / res["sync"]["games_per_s"], 3)
+                out[f"{name}/w{w}/paired_ratios"] = [round(x, 3) for x in ratios]
                 if w == 1:
                     out[f"{name}/projection"] = projection(res["sync"], games)
     finally:
@@ -180,6 +192,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steps", type=int, default=6, help="league steps per run (the first is warm-up)")
     p.add_argument("--games", type=int, default=0, help="games per step (default per case: 256 Kuhn, 64 IPD)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeats", type=int, default=3,
+                   help="sync/async pairs per worker count, alternated; the median run is reported")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N]: the learners (and transformers agents)")
     p.add_argument("--model", default=None, help="LLM case: a local model directory (default: the tiny test model)")
     p.add_argument("--backend", default="transformers", choices=["transformers", "vllm"],
