@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, Sequence
 
@@ -22,6 +23,9 @@ EXIT_BAD_INPUT = 2
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # The command line (the application, not library code) keeps stdout for results (--json):
+    # inference engines it starts (vLLM and the processes it spawns) log to stderr.
+    os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
     debug = "--debug" in argv
     if debug:
         argv.remove("--debug")
@@ -41,8 +45,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("arena: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `arena leaderboard RUN --json | head`
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 

@@ -1,4 +1,5 @@
-"""Where games run: in this process, in a local process pool, or on a Ray cluster.
+"""Where games run: in this process, in a local process pool, or on Ray rollout workers
+(actors, :mod:`arena.ray_executor`).
 
 Why one small interface: tournaments and leagues plan *what* to play; an executor decides
 *where*. A :class:`GameTask` names everything by spec (game name, agent specs, seed, game
@@ -9,11 +10,13 @@ results whichever executor ran them.
 
     with make_executor({"kind": "process", "workers": 2}) as ex:
         ex.run(tasks, on_result)          # on_result(task, GameResult) as each game arrives
+        pending = ex.submit(tasks)        # or: start now, collect later (asynchronous rollouts)
+        ex.collect(pending, on_result)
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from arena.errors import ArenaError
@@ -29,6 +32,9 @@ class Checkpoint:
 
     path: str
     version: int = 0
+    slot: str | None = None
+    """The seat's identity across versions (a live learner's checkpoints live in one directory
+    per version); a worker keeps one agent per slot and replaces it when the version changes."""
 
 
 @dataclass(frozen=True)
@@ -53,11 +59,13 @@ class GameTask:
 
 _AGENTS: dict[tuple, tuple[int, Any]] = {}
 _GAMES: dict[str, Any] = {}
+_LENT: set[int] = set()
+"""Agents the caller owns (:func:`remember_agent`): used here, never closed here."""
 
 
 def _agent_key(game_name: str, spec: Any, label: str) -> tuple:
     if isinstance(spec, Checkpoint):
-        return (game_name, f"checkpoint:{spec.path}", label)
+        return (game_name, f"checkpoint:{spec.slot or spec.path}", label)
     return (game_name, json.dumps(spec, sort_keys=True, default=str), label)
 
 
@@ -70,24 +78,38 @@ def remember_agent(game: Any, game_name: str, spec: Any, label: str, agent: Any)
     check it; a league's live learners are used as they are), so in-process runs build nothing twice."""
     _GAMES.setdefault(game_name, game)
     _AGENTS[_agent_key(game_name, spec, label)] = (_version(spec), agent)
+    _LENT.add(id(agent))
 
 
-def _agent(game: Any, game_name: str, spec: Any, label: str) -> Any:
+Fetch = Callable[[Checkpoint], str]
+"""Where a worker finds a checkpoint's files (a local copy of what the driver broadcast)."""
+
+
+def _agent(game: Any, game_name: str, spec: Any, label: str, fetch: Fetch | None = None) -> Any:
     from arena.loading import load_agent, load_checkpoint
 
     key = _agent_key(game_name, spec, label)
     held = _AGENTS.get(key)
     if held is not None and held[0] == _version(spec):
         return held[1]
-    agent = load_checkpoint(spec.path, game) if isinstance(spec, Checkpoint) else load_agent(spec, game)
+    if held is not None and isinstance(spec, Checkpoint) and id(held[1]) not in _LENT:
+        reload = getattr(held[1], "reload_weights", None)  # optional: new weights into a running engine
+        if callable(reload) and reload(fetch(spec) if fetch is not None else spec.path):
+            _AGENTS[key] = (_version(spec), held[1])
+            return held[1]
+    if isinstance(spec, Checkpoint):
+        agent = load_checkpoint(fetch(spec) if fetch is not None else spec.path, game)
+    else:
+        agent = load_agent(spec, game)
     agent.name = label
-    if held is not None and held[1] is not agent:
+    if held is not None and held[1] is not agent and id(held[1]) not in _LENT:
         held[1].close()  # an older version of this seat's agent
     _AGENTS[key] = (_version(spec), agent)
     return agent
 
 
-def run_task(task: GameTask, on_result: Callable[[Any], None] | None = None) -> list[Any]:
+def run_task(task: GameTask, on_result: Callable[[Any], None] | None = None,
+             fetch: Fetch | None = None) -> list[Any]:
     """Play one task here and return its :class:`~arena.match.GameResult` list (trajectories
     only when the task asks for them). Used by every executor, locally or remotely."""
     from arena.loading import load_game
@@ -96,7 +118,7 @@ def run_task(task: GameTask, on_result: Callable[[Any], None] | None = None) -> 
     if task.game not in _GAMES:
         _GAMES[task.game] = load_game(task.game)
     game = _GAMES[task.game]
-    agents = [_agent(game, task.game, s, lbl) for s, lbl in zip(task.seats, task.labels)]
+    agents = [_agent(game, task.game, s, lbl, fetch) for s, lbl in zip(task.seats, task.labels)]
     results = play_games(game, agents, seed=task.seed, indices=list(task.indices), rotate_seats=task.rotate,
                          timeout=task.timeout, record=task.record or task.trajectories, on_result=on_result)
     if not task.trajectories:
@@ -105,12 +127,32 @@ def run_task(task: GameTask, on_result: Callable[[Any], None] | None = None) -> 
     return results
 
 
+class Pending:
+    """Tasks handed to an executor whose results have not been collected yet
+    (:meth:`Executor.submit`); what it holds is the executor's business."""
+
+    def __init__(self, tasks: Sequence[GameTask], handle: Any = None) -> None:
+        self.tasks = list(tasks)
+        self.handle = handle
+
+
 class Executor:
-    """Runs :class:`GameTask` lists; subclasses decide where."""
+    """Runs :class:`GameTask` lists; subclasses decide where.
+
+    ``run`` plays and waits. ``submit`` starts the tasks and returns at once (the games are
+    played with the agents the specs name *now*: a checkpoint version, a live agent's current
+    weights) and ``collect`` hands each result over later: how a league plays the next step's
+    rollouts while its learner updates on this step's (asynchronous training)."""
 
     kind = "base"
 
     def run(self, tasks: Sequence[GameTask], on_result: OnResult) -> None:
+        self.collect(self.submit(tasks), on_result)
+
+    def submit(self, tasks: Sequence[GameTask]) -> Pending:
+        raise NotImplementedError
+
+    def collect(self, pending: Pending, on_result: OnResult) -> None:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -124,7 +166,8 @@ class Executor:
 
 
 class InProcessExecutor(Executor):
-    """Plays in this process; each game is handed over the moment it finishes."""
+    """Plays in this process; each game is handed over the moment it finishes. ``submit``
+    plays at once (the live agents change after it returns) and ``collect`` replays the results."""
 
     kind = "inprocess"
 
@@ -133,6 +176,14 @@ class InProcessExecutor(Executor):
 
         for task in tasks:
             run_task(task, on_result=partial(on_result, task))
+
+    def submit(self, tasks: Sequence[GameTask]) -> Pending:
+        return Pending(tasks, [(t, run_task(t)) for t in tasks])
+
+    def collect(self, pending: Pending, on_result: OnResult) -> None:
+        for task, results in pending.handle:
+            for res in results:
+                on_result(task, res)
 
 
 class ProcessPoolExecutor(Executor):
@@ -146,10 +197,13 @@ class ProcessPoolExecutor(Executor):
 
         self._pool = cf.ProcessPoolExecutor(max_workers=max(1, workers), mp_context=mp.get_context("spawn"))
 
-    def run(self, tasks: Sequence[GameTask], on_result: OnResult) -> None:
+    def submit(self, tasks: Sequence[GameTask]) -> Pending:
+        return Pending(tasks, {self._pool.submit(run_task, t): t for t in tasks})
+
+    def collect(self, pending: Pending, on_result: OnResult) -> None:
         import concurrent.futures as cf
 
-        futures = {self._pool.submit(run_task, t): t for t in tasks}
+        futures = pending.handle
         try:
             for fut in cf.as_completed(futures):
                 task = futures[fut]
@@ -164,59 +218,41 @@ class ProcessPoolExecutor(Executor):
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-class RayExecutor(Executor):
-    """Ray tasks: a local cluster by default, or ``address`` of a running one (``ray://...``
-    or ``auto``). Workers must have arena and the same plugins installed."""
-
-    kind = "ray"
-
-    def __init__(self, address: str | None = None, workers: int | None = None) -> None:
-        try:
-            import ray
-        except ImportError:
-            raise ArenaError("executor kind 'ray' needs Ray: pip install 'arena-rl[ray]'") from None
-        self._ray = ray
-        self._owns = not ray.is_initialized()
-        if self._owns:
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                      "configure_logging": False}
-            if address:
-                kwargs["address"] = address
-            elif workers:
-                kwargs["num_cpus"] = workers
-            try:
-                ray.init(**kwargs)
-            except Exception as exc:  # connection refused, bad address
-                raise ArenaError(f"cannot start/connect Ray (address={address!r}): {exc}") from None
-        self._remote = ray.remote(run_task)
-
-    def run(self, tasks: Sequence[GameTask], on_result: OnResult) -> None:
-        ray = self._ray
-        refs = {self._remote.remote(t): t for t in tasks}
-        pending = list(refs)
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                for res in ray.get(ref):
-                    on_result(refs[ref], res)
-
-    def close(self) -> None:
-        if self._owns and self._ray.is_initialized():
-            self._ray.shutdown()
-
-
 @dataclass
 class ExecutorConfig:
-    """``executor:`` section of tournament/league configs."""
+    """``executor:`` section of tournament/league configs. The same keys serve every kind
+    (what a kind cannot use, it ignores), so moving a config from a laptop to a cluster means
+    changing ``kind`` and ``address`` only."""
 
     kind: str = "inprocess"
     workers: int = 2
     address: str | None = None
+    """Ray: a running cluster (``HOST:PORT`` of its head, ``ray://HOST:PORT``, ``auto``); unset: a
+    local one started for the run."""
     chunk: int = 64
     """Games per task (the unit shipped to a worker; also the commit granularity for pools)."""
+    num_cpus: float = 1.0
+    """Ray: CPUs each rollout worker reserves."""
+    num_gpus: float = 0.0
+    """Ray: GPUs (or a fraction) each rollout worker reserves."""
+    resources: dict[str, float] = field(default_factory=dict)
+    """Ray: custom resources each rollout worker needs (e.g. ``{node_a: 1}`` pins it to nodes started
+    with ``--resources '{"node_a": 1}'``)."""
+    agents: dict[str, Any] = field(default_factory=dict)
+    """Ray: per-agent requests, ``LABEL: {workers, num_cpus, num_gpus, resources}``. Every task with
+    a seat of that agent (or of its snapshots, ``LABEL@STEP``) runs on a pool of its own workers
+    with those resources, e.g. the LLM learner's games on GPU workers, scripted opponents' elsewhere."""
+    max_failures: int = 3
+    """Ray: times a task may lose its worker (killed, out of memory) before the run stops with an
+    error; each loss starts a replacement worker and resubmits the task."""
+    start_timeout: float = 120.0
+    """Ray: seconds to wait for workers to be placed before failing (a request no node can meet)."""
+    log_to_driver: bool = True
+    """Ray: workers' stdout/stderr are printed by the driver, prefixed with the worker and node."""
 
 
 KINDS = ("inprocess", "process", "ray")
+POOL_KEYS = ("workers", "num_cpus", "num_gpus", "resources")
 
 
 def check_config(cfg: ExecutorConfig) -> None:
@@ -225,6 +261,14 @@ def check_config(cfg: ExecutorConfig) -> None:
         raise ArenaError(f"unknown executor kind '{cfg.kind}'; known: {', '.join(KINDS)}")
     if cfg.workers < 1 or cfg.chunk < 1:
         raise ArenaError("executor.workers and executor.chunk must be at least 1")
+    if cfg.num_cpus < 0 or cfg.num_gpus < 0 or cfg.max_failures < 0 or cfg.start_timeout <= 0:
+        raise ArenaError("executor.num_cpus, num_gpus and max_failures must be >= 0 and start_timeout > 0")
+    for label, req in dict(cfg.agents or {}).items():
+        if not isinstance(req, Mapping):
+            raise ArenaError(f"executor.agents.{label}: expected a mapping of {', '.join(POOL_KEYS)}")
+        bad = sorted(set(req) - set(POOL_KEYS))
+        if bad:
+            raise ArenaError(f"executor.agents.{label}: unknown key(s) {', '.join(bad)}; keys: {', '.join(POOL_KEYS)}")
 
 
 def make_executor(cfg: ExecutorConfig | Mapping[str, Any] | None = None) -> Executor:
@@ -237,4 +281,6 @@ def make_executor(cfg: ExecutorConfig | Mapping[str, Any] | None = None) -> Exec
         return InProcessExecutor()
     if cfg.kind == "process":
         return ProcessPoolExecutor(cfg.workers)
-    return RayExecutor(cfg.address, cfg.workers)
+    from arena.ray_executor import RayExecutor
+
+    return RayExecutor(cfg)

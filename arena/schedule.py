@@ -107,30 +107,64 @@ def play_planned(executor: Executor, store: RunStore, games: Sequence[PlannedGam
     ``skip_stored=False`` replays stored games too (training needs their trajectories after a
     resume); the store still keeps each game once and observers hear of it once. ``amend``
     edits a record before it is stored (e.g. training's seat labels)."""
-    from arena.registry import get_registry
-    from arena.store import MatchRecord
+    return submit_planned(executor, store, games, agents, game=game, seed=seed, chunk=chunk, timeout=timeout,
+                          transcripts=transcripts, trajectories=trajectories, skip_stored=skip_stored,
+                          context=context, amend=amend, on_game=on_game, start=False).collect()
 
-    hook = get_registry().hook
+
+class Submitted:
+    """Planned games handed to an executor (:func:`submit_planned`); ``collect`` waits for them,
+    records each in the store (once) and returns them in plan order, as :func:`play_planned`."""
+
+    def __init__(self, executor: Executor, tasks: list[GameTask], start: bool, store: RunStore, game: str,
+                 transcripts: bool,
+                 context: Mapping[str, Any] | None, amend: Callable[[PlannedGame, MatchRecord], None] | None,
+                 on_game: Callable[[PlannedGame, Any], None] | None) -> None:
+        self.executor, self.tasks, self.store, self.game = executor, tasks, store, game
+        self.pending = executor.submit(tasks) if start else None
+        """None: played when collected, each game handed over as it finishes (``Executor.run``)."""
+        self.transcripts, self.amend, self.on_game = transcripts, amend, on_game
+        self.ctx = dict(context or {}, run_dir=str(store.path))
+
+    def collect(self) -> list[tuple[PlannedGame, Any]]:
+        from arena.registry import get_registry
+        from arena.store import MatchRecord
+
+        hook = get_registry().hook
+        played: list[tuple[PlannedGame, Any]] = []
+
+        def on_result(task: GameTask, res: Any) -> None:
+            g = task.key[res.index]
+            rec = MatchRecord.from_result(res, id=g.id, pairing=g.pairing, game=self.game, plan_seq=g.plan_seq,
+                                          round=g.round)
+            if self.amend is not None:
+                self.amend(g, rec)
+            if self.store.record_match(rec, res.transcript if self.transcripts else None):
+                hook.arena_match_finished(result=res, context={**self.ctx, "match_id": g.id, "pairing": g.pairing,
+                                                               "round": g.round})
+            if self.on_game is not None:
+                self.on_game(g, res)
+            played.append((g, res))
+
+        if self.pending is None:
+            self.executor.run(self.tasks, on_result)
+        else:
+            self.executor.collect(self.pending, on_result)
+        played.sort(key=lambda x: x[0].plan_seq)
+        return played
+
+
+def submit_planned(executor: Executor, store: RunStore, games: Sequence[PlannedGame], agents: Mapping[str, Any], *,
+                   game: str, seed: int, chunk: int = 64, timeout: float | None = None, transcripts: bool = False,
+                   trajectories: bool = False, skip_stored: bool = True, context: Mapping[str, Any] | None = None,
+                   amend: Callable[[PlannedGame, MatchRecord], None] | None = None,
+                   on_game: Callable[[PlannedGame, Any], None] | None = None, start: bool = True) -> Submitted:
+    """Start playing ``games`` and return at once (asynchronous rollouts); the agents are the
+    ones ``agents`` names now. Arguments as :func:`play_planned`."""
     have = store.match_ids() if skip_stored else set()
     todo = [g for g in games if g.id not in have]
-    ctx = dict(context or {}, run_dir=str(store.path))
-    played: list[tuple[PlannedGame, Any]] = []
-
-    def on_result(task: GameTask, res: Any) -> None:
-        g = task.key[res.index]
-        rec = MatchRecord.from_result(res, id=g.id, pairing=g.pairing, game=game, plan_seq=g.plan_seq, round=g.round)
-        if amend is not None:
-            amend(g, rec)
-        if store.record_match(rec, res.transcript if transcripts else None):
-            hook.arena_match_finished(result=res, context={**ctx, "match_id": g.id, "pairing": g.pairing,
-                                                           "round": g.round})
-        if on_game is not None:
-            on_game(g, res)
-        played.append((g, res))
-
-    executor.run(tasks_for(todo, agents, game, seed, chunk, timeout, transcripts, trajectories), on_result)
-    played.sort(key=lambda x: x[0].plan_seq)
-    return played
+    tasks = tasks_for(todo, agents, game, seed, chunk, timeout, transcripts, trajectories)
+    return Submitted(executor, tasks, start, store, game, transcripts, context, amend, on_game)
 
 
 def stored(store: RunStore, planned: Sequence[Sequence[PlannedGame]], where: str) -> list[list[Any]]:

@@ -39,6 +39,9 @@ class Trajectory:
     seats: list[str]
     steps: list[Step]
     returns: list[float]
+    staleness: int = 0
+    """Learner updates between the policy that played this game and the one being updated
+    (asynchronous training; 0 when synchronous). ``Step.log_prob`` is the behaviour policy's."""
 
     def for_player(self, player: int) -> list[Step]:
         return [s for s in self.steps if s.player == player]

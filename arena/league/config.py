@@ -96,6 +96,10 @@ class LeagueConfig:
     progress: bool = True
     torch_threads: int = 0
     """torch intra-op threads in this process when torch is used (0: leave torch's default)."""
+    max_staleness: int = 0
+    """Asynchronous training: the games of step ``s + k`` (k <= max_staleness) are played while the
+    learners update on step ``s``'s, so a trajectory is at most this many learner versions old when
+    it is trained on (the trainer corrects with a truncated importance weight). 0: synchronous."""
 
 
 def _plain(x: Any) -> Any:
@@ -195,6 +199,8 @@ def validate(cfg: LeagueConfig) -> None:
         if not pool and m.self_play < 1.0 and m.matchmaking in ("uniform", "pfsp"):
             raise ConfigError(f"{at}: missing opponent pool — matchmaking '{m.matchmaking}' has no opponents "
                               "(list some under opponents:, or use matchmaking: self_play)")
+    if cfg.max_staleness < 0:
+        raise ConfigError(f"{where}: max_staleness must be at least 0 (0 is synchronous), got {cfg.max_staleness}")
     if cfg.evaluation.every < 1 or cfg.evaluation.games < 0 or cfg.evaluation.metrics.games < 0:
         raise ConfigError(f"{where}: evaluation.every must be at least 1, evaluation.games and "
                           "evaluation.metrics.games at least 0")
@@ -212,4 +218,6 @@ def fingerprint_of(cfg: LeagueConfig) -> str:
     d = asdict(cfg)
     for k in ("steps", "out", "executor", "tensorboard", "plots", "progress", "keep_checkpoints", "torch_threads"):
         d.pop(k, None)
+    if not d.get("max_staleness"):
+        d.pop("max_staleness", None)  # synchronous runs keep the fingerprint they had before the key existed
     return fingerprint(d)

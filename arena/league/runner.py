@@ -76,6 +76,45 @@ class LeagueState:
     evaluated_at: list[int] = field(default_factory=list)
     metrics: list[dict[str, Any]] = field(default_factory=list)
     """One row per learner-metrics evaluation (``metrics.csv``)."""
+    versions: dict[str, int] = field(default_factory=dict)
+    """Live learners' and solvers' versions (how many times each changed)."""
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    """Asynchronous training: rollouts planned and started for later steps (replayed on resume)."""
+
+
+@dataclass
+class RolloutJob:
+    """One unit's training games of one step, planned (and possibly started) ahead of its update."""
+
+    step: int
+    unit: str
+    planned: list[Any]
+    counts: dict[str, int]
+    seed: int
+    refs: dict[str, Any]
+    versions: dict[str, int]
+    """Each of the unit's learners' version when the games were started (the behaviour policy)."""
+    submitted: Any = None
+
+    def persist(self) -> dict[str, Any]:
+        from arena.executor import Checkpoint
+
+        refs = {k: ({"checkpoint": v.path, "version": v.version, "slot": v.slot} if isinstance(v, Checkpoint) else v)
+                for k, v in self.refs.items()}
+        return {"step": self.step, "unit": self.unit, "planned": [asdict(g) for g in self.planned],
+                "counts": self.counts, "seed": self.seed, "refs": refs, "versions": self.versions}
+
+    @classmethod
+    def restore(cls, d: dict[str, Any]) -> "RolloutJob":
+        from arena.executor import Checkpoint
+        from arena.schedule import PlannedGame
+
+        planned = [PlannedGame(**{**g, "seats": tuple(g["seats"]),
+                                  "rotate_from": tuple(g["rotate_from"]) if g.get("rotate_from") else None})
+                   for g in d["planned"]]
+        refs = {k: (Checkpoint(v["checkpoint"], int(v["version"]), v.get("slot"))
+                    if isinstance(v, dict) and "checkpoint" in v else v) for k, v in d["refs"].items()}
+        return cls(int(d["step"]), d["unit"], planned, dict(d["counts"]), int(d["seed"]), refs, dict(d["versions"]))
 
 
 @dataclass
@@ -119,6 +158,8 @@ class League:
         self.versions: dict[str, int] = {}
         """Live learners and solvers: how many times each changed (its rollout checkpoint version)."""
         self.saved_version: dict[str, int] = {}
+        self.inflight: dict[tuple[int, str], RolloutJob] = {}
+        """Asynchronous training: started rollouts by (step, unit)."""
         self.train_games = 0
         self.eval_games = 0
         self.started = time.perf_counter()
@@ -128,6 +169,7 @@ class League:
         self.results: dict[str, Any] | None = None
         try:
             self._build()
+            self.executor()  # an unreachable cluster or impossible request fails here, before any step
         except BaseException:
             self.close()
             if fresh:  # an agent or trainer refused to build: leave no half-made run behind
@@ -147,6 +189,10 @@ class League:
         if ckpt is not None:
             self.state = LeagueState(**json.loads((ckpt / "state.json").read_text()))
             self.payoff.table = {k: list(v) for k, v in self.state.payoff.items()}
+            self.versions = dict(self.state.versions)
+            for d in self.state.pending:  # rollouts started before the crash: played again as planned
+                job = RolloutJob.restore(d)
+                self.inflight[(job.step, job.unit)] = job
         for m in self.cfg.population:
             spec = _plain(m.agent)
             if m.role == "learner" and ckpt is not None:
@@ -218,12 +264,16 @@ class League:
                 remember_agent(self.game, name, mem.spec, label, mem.agent)
                 continue
             version = self.versions.get(label, 0)
-            ref = Checkpoint(str(self.run_dir / "live" / label), version)
+            slot = self.run_dir / "live" / label
+            ref = Checkpoint(str(slot / f"v{version:06d}"), version, str(slot))
             out[label] = ref
             if self.cfg.executor.kind == "inprocess":
                 remember_agent(self.game, name, ref, label, mem.agent)
-            elif self.saved_version.get(label) != version:
-                atomic_dir(Path(ref.path), partial(_save, mem))
+            # other processes load it; an asynchronous run replays started rollouts from it after a crash
+            if (self.cfg.executor.kind != "inprocess" or self.cfg.max_staleness > 0) \
+                    and self.saved_version.get(label) != version:
+                if not Path(ref.path).exists():
+                    atomic_dir(Path(ref.path), partial(_save, mem))
                 self.saved_version[label] = version
         for s in self.state.snapshots:
             out[s["label"]] = Checkpoint(s["path"])
@@ -331,9 +381,9 @@ class League:
                     picks.append(pfsp(snaps(me), "var"))
         return picks
 
-    def train(self, step: int, unit: Unit, refs: dict[str, Any]) -> dict[str, float]:
-        """This step's games for one unit, through the executor, then one trainer update."""
-        from arena.schedule import play_planned, rotated_games
+    def plan(self, step: int, unit: Unit, refs: dict[str, Any]) -> RolloutJob:
+        """This step's training games for one unit: opponents by matchmaking, ids, seats, deals."""
+        from arena.schedule import rotated_games
 
         n = self.game.spec.num_players
         lead = self.members[unit.members[0]]
@@ -352,16 +402,43 @@ class League:
         for opp, base in groups.items():
             planned += rotated_games(self.fp, f"train|{step}|{unit.label}|{opp}", seed, base, counts[opp], step, seq, seq)
             seq += counts[opp]
-        mine = set(unit.members)
+        labels = {x for g in planned for x in g.seats}
+        return RolloutJob(step, unit.label, planned, counts, seed, {k: v for k, v in refs.items() if k in labels},
+                          {x: self.versions.get(x, 0) for x in unit.members})
+
+    def start(self, job: RolloutJob) -> None:
+        """Hand a job's games to the executor (they play with the weights its refs name)."""
+        from arena.schedule import submit_planned
+
+        mine = set(self.units[job.unit].members)
 
         def amend(g: Any, rec: Any) -> None:
             opp = g.pairing.rsplit("|", 1)[-1]
             rec.seats = [s + "@train" if s in mine else s for s in rec.seats]
-            rec.info = dict(rec.info, learner=unit.label, opponent=opp)
+            rec.info = dict(rec.info, learner=job.unit, opponent=opp)
 
-        played = play_planned(self.executor(), self.train_store, planned, refs, game=self.game.spec.full_name,
-                              seed=seed, chunk=self.cfg.executor.chunk, trajectories=True, skip_stored=False,
-                              context=self.context(store="train", step=step), amend=amend)
+        job.submitted = submit_planned(self.executor(), self.train_store, job.planned, job.refs,
+                                       game=self.game.spec.full_name, seed=job.seed, chunk=self.cfg.executor.chunk,
+                                       trajectories=True, skip_stored=False,
+                                       context=self.context(store="train", step=job.step), amend=amend,
+                                       start=self.cfg.max_staleness > 0)
+
+    def train(self, step: int, unit: Unit, refs: dict[str, Any]) -> dict[str, float]:
+        """This step's games for one unit, through the executor, then one trainer update. With
+        ``max_staleness`` k the games of the next k steps are started first (with the current
+        weights), so they play while this update runs."""
+        n = self.game.spec.num_players
+        lead = self.members[unit.members[0]]
+        for t in range(step, min(step + self.cfg.max_staleness, self.cfg.steps) + 1):
+            job = self.inflight.get((t, unit.label))
+            if job is None:
+                job = self.inflight[(t, unit.label)] = self.plan(t, unit, refs)
+            if job.submitted is None:
+                self.start(job)
+        job = self.inflight.pop((step, unit.label))
+        counts = job.counts
+        played = job.submitted.collect()
+        self._prune_live()
         self.train_games += len(played)
         for g, r in played:
             opp = g.pairing.rsplit("|", 1)[-1]
@@ -374,10 +451,21 @@ class League:
                 self.payoff.update(me, opp, r.returns[mine_seat], r.returns[other])
             else:
                 self.payoff.update(me, me, r.returns[0], r.returns[1 % n])
-        out = unit.trainer.update([r.trajectory for _, r in played])
-        for label in unit.members:
-            self.versions[label] = self.versions.get(label, 0) + 1
+        gap = self.versions.get(unit.members[0], 0) - job.versions.get(unit.members[0], 0)
+        trajectories = [r.trajectory for _, r in played]
+        for tr in trajectories:
+            tr.staleness = gap
         metrics: dict[str, float] = {}
+        if gap <= self.cfg.max_staleness:
+            out = unit.trainer.update(trajectories)
+            for label in unit.members:
+                self.versions[label] = self.versions.get(label, 0) + 1
+        else:  # an exploiter reset since these games started: too old to learn from (they stay stored)
+            out = {}
+            self.log(f"step {step}: {unit.label}'s games are {gap} versions old (max_staleness "
+                     f"{self.cfg.max_staleness}); skipped")
+        if self.cfg.max_staleness > 0:
+            metrics[f"train/{unit.label}/staleness"] = float(gap)
         for k, v in out.items():
             key = k if len(unit.members) > 1 else k.split("/", 1)[-1]
             metrics[f"train/{unit.label}/{key}"] = float(v)
@@ -387,6 +475,18 @@ class League:
                 metrics[f"matchmaking/{me}/{opp}"] = count / lead.cfg.games_per_step
                 metrics[f"winrate/{me}/{opp}"] = self.payoff.win_rate(me, opp)
         return metrics
+
+    def _prune_live(self) -> None:
+        """Delete live checkpoints no started rollout and no current ref needs any more."""
+        root = self.run_dir / "live"
+        if not root.exists():
+            return
+        for slot in root.iterdir():
+            keep = {self.versions.get(slot.name, 0)} | {v.version for j in self.inflight.values()
+                                                         for v in j.refs.values() if getattr(v, "slot", None) == str(slot)}
+            for d in slot.glob("v*"):
+                if d.is_dir() and d.name[1:].isdigit() and int(d.name[1:]) < min(keep):
+                    shutil.rmtree(d, ignore_errors=True)
 
     # -- snapshots -------------------------------------------------------------------------------------
     def snapshot(self, step: int, mem: Member) -> str:
@@ -506,6 +606,8 @@ class League:
         from arena.trainer import save_trainer_state
 
         self.state.payoff = self.payoff.table
+        self.state.versions = dict(self.versions)
+        self.state.pending = [j.persist() for _, j in sorted(self.inflight.items())]
         base = self.run_dir / "checkpoints"
         final = base / f"step-{step:06d}"
 

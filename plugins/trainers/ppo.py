@@ -48,6 +48,9 @@ class PGConfig:
     warmup: int = 0
     """Updates at the start that fit only the critics (the actor waits for useful advantages)."""
     seed: int = 0
+    is_cap: float = 2.0
+    """Asynchronous training (stale games): cap of the behaviour importance weight
+    ``pi_prox / pi_behaviour`` of the decoupled PPO objective."""
 
 
 @dataclass
@@ -65,6 +68,8 @@ class Segment:
     """Index of the learner in this seat, or ``None`` for a fixed co-player."""
     critic: int = -1
     """Learner whose critic scores this seat (its own, or its opponent critic)."""
+    staleness: int = 0
+    """The game's :attr:`Trajectory.staleness` (learner versions behind)."""
     values: np.ndarray | None = None
     advantages: np.ndarray | None = None
     targets: np.ndarray | None = None
@@ -171,6 +176,7 @@ class PPOTrainer(Trainer):
                     log_probs=np.array([np.nan if s.log_prob is None else s.log_prob for s in kept]),
                     rewards=np.asarray(rewards, dtype=float) * scale, owner=owners[seat])
                 seg.critic = seg.owner if seg.owner is not None else first
+                seg.staleness = int(getattr(traj, "staleness", 0))
                 segs.append(seg)
             out.append(segs)
         return out
@@ -263,6 +269,9 @@ class PPOTrainer(Trainer):
         with torch.no_grad():
             current = agent.log_probs(x, mask).gather(1, act[:, None]).squeeze(1)
         old = torch.where(torch.isnan(old), current, old)
+        weight_stats: dict[str, float] = {}
+        if any(s.staleness for s in own):  # decoupled PPO (AReaL): clip around pi_prox, reweight pi_behaviour
+            old, adv, weight_stats = self._decoupled(own, old, current, adv)
         ox = self._cat(opp, "obs") if opp else None
         oret = self._cat(opp, "targets", np.float32) if opp else None
         n = len(act)
@@ -299,7 +308,25 @@ class PPOTrainer(Trainer):
         out = {k: v / max(1, count) for k, v in stats.items()}
         out["return"] = float(np.mean([s.rewards.sum() for s in own]) / cfg.reward_scale)
         out["advantage"] = float(adv.mean())
+        out.update(weight_stats)
         return out
+
+    def _decoupled(self, own: list[Segment], behaviour, current, adv):
+        """For decisions of stale games: the proximal policy ``pi_prox`` is the learner now (before
+        this update), the clip is around it, and the advantage carries the truncated importance
+        weight ``w = min(pi_prox / pi_behaviour, is_cap)``. Fresh games (staleness 0) keep
+        ``pi_prox = pi_behaviour`` and ``w = 1``: exactly the synchronous update."""
+        torch = self.torch
+        stale = torch.as_tensor(np.concatenate([np.full(len(s.actions), s.staleness > 0) for s in own]),
+                                device=adv.device)
+        raw = torch.exp(current - behaviour)
+        w = torch.where(stale, raw.clamp(max=self.config.is_cap), torch.ones_like(raw))
+        prox = torch.where(stale, current, behaviour)
+        sel = raw[stale]
+        stats = {"is_weight_mean": float(w[stale].mean()), "is_weight_max": float(sel.max()),
+                 "is_capped_frac": float((sel > self.config.is_cap).float().mean()),
+                 "kl_behaviour": float((behaviour - current)[stale].mean())}
+        return prox, adv * w, stats
 
     def save(self, directory: str | Path) -> None:
         for agent in self.learners:

@@ -46,6 +46,8 @@ class TrainConfig:
     quiet: bool = False
     executor: dict[str, Any] = field(default_factory=dict)
     """Where rollouts run (``kind: inprocess | process | ray``, ``workers``, ``chunk``, ``address``)."""
+    max_staleness: int = 0
+    """Asynchronous training: rollouts may run this many learner versions ahead (0: synchronous)."""
 
 
 def league_config(cfg: TrainConfig) -> Any:
@@ -78,7 +80,7 @@ def league_config(cfg: TrainConfig) -> Any:
         "evaluation": {"every": cfg.eval_every, "games": 0,
                        "metrics": {"games": cfg.eval_games, "opponents": list(cfg.eval_opponents)}},
         "executor": dict(cfg.executor), "progress": not cfg.quiet, "torch_threads": cfg.torch_threads,
-        "checkpoint_every": 1})
+        "checkpoint_every": 1, "max_staleness": cfg.max_staleness})
 
 
 def train(cfg: TrainConfig, log: Any = None) -> dict[str, Any]:

@@ -89,6 +89,32 @@ def release_backend(b: Backend) -> None:
     b.close()
 
 
+def reload_in_place(agent: Any, directory: str | Path) -> bool:
+    """Load a newer checkpoint of ``agent``'s model (a directory ``save`` wrote) into its running
+    vLLM engine through the engine's weight-sync extension, instead of starting a new engine:
+    how a rollout worker follows a learner's versions. Only an engine this agent alone uses is
+    changed (a shared one also serves other agents); returns False when it cannot, and the caller
+    builds the agent afresh."""
+    b = agent.backend
+    key = next((k for k, shared in _SHARED.items() if shared is b), None)
+    if getattr(b, "name", "") != "vllm" or key is None or _REFS[key] != 1:
+        return False
+    files = sorted(Path(directory).glob("*.safetensors"))
+    if not files:
+        return False
+    from safetensors.torch import load_file
+
+    tensors: dict[str, Any] = {}
+    for f in files:
+        tensors.update(load_file(str(f)))
+    b.update_weights(tensors.items())
+    refs = _REFS.pop(key)
+    del _SHARED[key]
+    moved = (key[0], str(directory), key[2])  # the engine now holds that directory's weights
+    _SHARED[moved], _REFS[moved] = b, refs
+    return True
+
+
 def make_llm_agent(game: Game, model: str | None = None, backend: str = "transformers", mode: str = "scored",
                    temperature: float = 1.0, retries: int = 2, fallback: str = "random",
                    retry_temperature: float = 1.0, max_new_tokens: int = 16, max_text_tokens: int = 64,
@@ -107,6 +133,7 @@ def make_llm_agent(game: Game, model: str | None = None, backend: str = "transfo
                     fallback=fallback, retry_temperature=float(retry_temperature),
                     max_new_tokens=int(max_new_tokens), max_text_tokens=int(max_text_tokens), cache=bool(cache), score=score)
     agent.release = release_backend
+    agent.reload_weights = lambda directory: reload_in_place(agent, directory)  # type: ignore[attr-defined]
     return agent
 
 

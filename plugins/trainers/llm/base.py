@@ -11,7 +11,9 @@ from arena.trainer import Trainer
 
 from .model import attach
 
-COMMON = {"lr": 1e-3, "lora": None, "max_grad_norm": 1.0, "seed": 0, "torch_threads": 0}
+COMMON = {"lr": 1e-3, "lora": None, "max_grad_norm": 1.0, "seed": 0, "torch_threads": 0, "device": None}
+"""``device``: where the trainer's copy of the weights lives (``cuda``, ``cuda:1``, ``cpu``); default:
+the agent's device (transformers) or the CPU (a vLLM engine's trainer copy)."""
 PG_DEFAULTS = {"epochs": 1, "clip": 0.2, "is_cap": 2.0, "kl": 0.0, "entropy": 0.0, "minibatches": 1}
 """Knobs of :meth:`LLMTrainer.policy_gradient_step` (trainers that use it merge these into ``defaults``)."""
 
@@ -40,7 +42,7 @@ class LLMTrainer(Trainer):
         self.learners = list(learners)
         self.agent = learners[0]
         self.model = attach(self.agent, lr=float(self.p["lr"]), lora=self.p["lora"],
-                            max_grad_norm=float(self.p["max_grad_norm"]))
+                            max_grad_norm=float(self.p["max_grad_norm"]), device=self.p["device"])
         self.optimizers = self.model.optimizers
         self.ref = self.model.frozen_copy() if float(self.p.get("kl", 0.0)) > 0 else None
         self.updates = 0

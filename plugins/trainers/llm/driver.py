@@ -57,6 +57,8 @@ class LLMTrainConfig:
     quiet: bool = False
     executor: dict[str, Any] = field(default_factory=dict)
     """Where rollouts run (``kind: inprocess | process | ray``, ``workers``, ``chunk``, ``address``)."""
+    max_staleness: int = 0
+    """Asynchronous training: rollouts may run this many learner versions ahead (0: synchronous)."""
 
 
 PRETRAIN_MARKER = "arena_pretrain.json"
@@ -115,7 +117,8 @@ def league_config(cfg: LLMTrainConfig, game: Any, model_dir: Path) -> Any:
         "evaluation": {"every": cfg.eval_every, "games": 0,
                        "metrics": {"games": cfg.eval_games if played else 0,
                                    "opponents": list(cfg.eval_opponents) if played else []}},
-        "executor": dict(cfg.executor), "progress": not cfg.quiet, "torch_threads": cfg.torch_threads})
+        "executor": dict(cfg.executor), "progress": not cfg.quiet, "torch_threads": cfg.torch_threads,
+        "max_staleness": cfg.max_staleness})
 
 
 def train(cfg: LLMTrainConfig, log: Any = None) -> dict[str, Any]:

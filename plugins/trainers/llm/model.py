@@ -33,7 +33,8 @@ class TrainableLLM:
     """Owns the learner's weights. ``logprobs`` gives differentiable per-sequence log-probs."""
 
     def __init__(self, agent: Any, lr: float = 1e-3, lora: dict[str, Any] | None = None,
-                 max_grad_norm: float = 1.0, weight_decay: float = 0.0, model_path: str | None = None) -> None:
+                 max_grad_norm: float = 1.0, weight_decay: float = 0.0, model_path: str | None = None,
+                 device: str | None = None) -> None:
         torch = _torch()
         from arena.plugins.agents.llm.hf import TransformersBackend
 
@@ -45,12 +46,14 @@ class TrainableLLM:
         self.engine = None  # a vLLM backend to keep in sync
         if isinstance(backend, TransformersBackend):
             model = copy.deepcopy(backend.model)
+            if device:
+                model.to(_device(torch, device))
             tokenizer = backend.tokenizer
         elif getattr(backend, "name", "") == "vllm":
             from transformers import AutoModelForCausalLM
 
             path = model_path or _vllm_model_path(backend)
-            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(_device(torch, device or "cpu"))
             tokenizer = backend.tokenizer
             self.engine = backend
             backend.weight_updates = True  # the engine was started by this process; we push weights below
@@ -94,6 +97,8 @@ class TrainableLLM:
             ids[r, :len(seq)] = torch.tensor(seq, dtype=torch.long)
             mask[r, :len(seq)] = 1
             target[r, len(p):len(seq)] = True  # positions whose token is a completion token
+        dev = next(model.parameters()).device  # the trainer's copy may live on a GPU (device: cuda)
+        ids, mask, target = ids.to(dev), mask.to(dev), target.to(dev)
         ctx = torch.enable_grad() if grad else torch.no_grad()
         was_training = model.training
         model.train(grad)
@@ -102,7 +107,7 @@ class TrainableLLM:
             lp = torch.log_softmax(logits, dim=-1).gather(-1, ids[:, 1:, None]).squeeze(-1)
             seq_lp = (lp * target[:, 1:]).sum(-1)
         model.train(was_training)
-        return seq_lp[torch.tensor(index, dtype=torch.long)]
+        return seq_lp[torch.tensor(index, dtype=torch.long, device=dev)]
 
     def step(self, loss: Any) -> float:
         """One optimizer step; returns the gradient norm before clipping."""
@@ -151,8 +156,8 @@ class TrainableLLM:
         out.mkdir(parents=True, exist_ok=True)
         base = self.model.get_base_model() if self.lora else self.model
         clean = AutoModelForCausalLM.from_config(base.config)
-        clean.load_state_dict(dict(self.merged_state()))
-        with quiet_transformers():
+        clean.load_state_dict({k: v.detach().cpu() for k, v in self.merged_state()})
+        with quiet_transformers():  # a league saves every step: no progress bar per save
             clean.save_pretrained(out, safe_serialization=True)
             self.tokenizer.save_pretrained(out)
 
@@ -164,6 +169,12 @@ class TrainableLLM:
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.sync()
+
+
+def _device(torch: Any, device: str) -> Any:
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise ArenaError(f"llm trainers: device {device!r} requested but torch sees no CUDA GPU")
+    return torch.device(device)
 
 
 def _with_lora(model: Any, cfg: dict[str, Any]) -> Any:

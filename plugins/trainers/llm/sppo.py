@@ -246,6 +246,7 @@ class SPPO(LLMTrainer):
         target = torch.tensor([eta * (p - 0.5) for _, c in items for p in c.values()], dtype=torch.float32)
         with torch.no_grad():
             ref = self._logpi(items, grad=False)
+        target = target.to(ref.device)  # device: cuda
         losses = []
         for _ in range(int(self.p["epochs"])):
             logp = self._logpi(items, grad=True)

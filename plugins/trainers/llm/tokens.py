@@ -128,8 +128,10 @@ def clipped_pg_update(trainable: Any, decisions: Sequence[Decision], advantages:
     with torch.no_grad():
         old, _ = action_logprobs(trainable, decs, grad=False)
     behaviour = torch.tensor([d.behaviour_logp if d.behaviour_logp is not None else float(old[i])
-                              for i, d in enumerate(decs)], dtype=torch.float32)
-    tis = torch.clamp(torch.exp(old - behaviour), max=is_cap)
+                              for i, d in enumerate(decs)], dtype=torch.float32, device=old.device)
+    adv = adv.to(old.device)
+    raw_w = torch.exp(old - behaviour)
+    tis = torch.clamp(raw_w, max=is_cap)
     rng = np.random.default_rng(seed)
     stats = {"loss": 0.0, "clip_frac": 0.0, "grad_norm": 0.0, "kl": 0.0, "entropy": 0.0}
     n_steps = 0
@@ -159,4 +161,6 @@ def clipped_pg_update(trainable: Any, decisions: Sequence[Decision], advantages:
             n_steps += 1
     out = {k: v / n_steps for k, v in stats.items()}
     out["decisions"] = float(len(decs))
+    out["is_weight_mean"] = float(tis.mean())  # behaviour -> proximal weight (stale or engine-sampled games)
+    out["is_capped_frac"] = float((raw_w > is_cap).float().mean())
     return out
