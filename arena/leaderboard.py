@@ -86,7 +86,7 @@ def board(state: R.RatingState, bootstrap: int = 200, alpha: float = 100.0, seed
     two_player = state.records > 0 and state.two_player
     M, C = state.payoff() if two_player else (None, None)
     pi = nash = None
-    if two_player and len(names) > 1:
+    if M is not None and len(names) > 1:
         pi = R.alpha_rank(M, alpha=alpha)
         nash = R.nash_averaging(M)[1]
     rows = []

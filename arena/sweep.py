@@ -66,7 +66,7 @@ class Aggregate:
     values: list[float] = field(default_factory=list)
 
 
-def _ci(samples: Sequence[np.ndarray], stat: Callable[[np.ndarray], Any], resamples: int, seed: int,
+def _ci(samples: Sequence[np.ndarray], stat: Callable[..., Any], resamples: int, seed: int,
         confidence: float) -> tuple[float, float]:
     """Percentile bootstrap interval of ``stat`` of the pooled runs, each sample (task)
     resampled on its own — stratified, as rliable prescribes."""
@@ -91,6 +91,10 @@ def _ci(samples: Sequence[np.ndarray], stat: Callable[[np.ndarray], Any], resamp
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
+def _mean(x: Any, axis: int | None = None) -> Any:
+    return np.mean(x, axis=axis)
+
+
 def aggregate(scores: Mapping[str, Sequence[float]] | Sequence[float], resamples: int = 2000, seed: int = 0,
               confidence: float = 0.95) -> Aggregate:
     """IQM, mean, their stratified bootstrap intervals, and spread, of runs' scores.
@@ -105,13 +109,12 @@ def aggregate(scores: Mapping[str, Sequence[float]] | Sequence[float], resamples
     x = np.concatenate(samples)
     return Aggregate(
         n=len(x), iqm=float(iqm(x)), iqm_ci=_ci(samples, iqm, resamples, seed, confidence),
-        mean=float(x.mean()), mean_ci=_ci(samples, lambda a, axis=None: np.mean(a, axis=axis), resamples, seed,
-                                          confidence),
+        mean=float(x.mean()), mean_ci=_ci(samples, _mean, resamples, seed, confidence),
         median=float(np.median(x)), std=float(x.std(ddof=1)) if len(x) > 1 else 0.0, min=float(x.min()),
         max=float(x.max()), values=[float(v) for v in x])
 
 
-def performance_profile(scores: Sequence[float], taus: np.ndarray, resamples: int = 500, seed: int = 0,
+def performance_profile(scores: Sequence[float] | np.ndarray, taus: np.ndarray, resamples: int = 500, seed: int = 0,
                         confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The fraction of runs scoring above each τ, with a percentile bootstrap band over runs
     (rliable's run-score distribution)."""

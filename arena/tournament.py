@@ -60,7 +60,7 @@ class Pairing:
 
 
 Round = list[Pairing]
-Results = list[list[Any]]
+Results = list[Sequence[Any]]
 """Per pairing of the round, its finished games (records with ``seats`` and ``returns``)."""
 FormatGen = Generator[Round, Results, list[str]]
 
