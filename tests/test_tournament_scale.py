@@ -2,7 +2,6 @@
 records, incremental rating state equal to a recomputation from every record, a planner whose
 memory does not grow with the games."""
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -154,8 +153,8 @@ def test_bench_tournament_scale_runs_and_checks_its_output():
     proc = subprocess.run([sys.executable, "-m", "arena.cli", "bench", "tournament-scale", "--sizes", "200,400",
                            "--json"], capture_output=True, text=True, cwd=ROOT, timeout=240)
     assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout[proc.stdout.index("{"):])
+    out = json.loads(proc.stdout)
     assert [r["games"] for r in out["curve"]] == [200, 400]
     assert out["machine_load_at_start"] and out["baseline"].startswith("a whole `arena match`")
     assert all(r["ratio"] > 0 and r["tournament_peak_rss_mib"] > 0 for r in out["curve"])
-    os.environ.get("CI")  # (figures are measured, not asserted: a timed test proves nothing)
+    assert "ratio" in proc.stderr  # the curve as it is measured (figures are not asserted: timed tests prove nothing)

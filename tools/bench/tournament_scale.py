@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from pathlib import Path
 
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> dict:
             curve.append(row)
             print(f"{n:>9} games: tournament {row['tournament_games_per_s']:>7} games/s "
                   f"({t_wall:.1f}s, {t_rss} MiB), match {row['match_games_per_s']:>7} games/s "
-                  f"({m_wall:.1f}s, {m_rss} MiB), ratio {row['ratio']}", flush=True)
+                  f"({m_wall:.1f}s, {m_rss} MiB), ratio {row['ratio']}", file=sys.stderr, flush=True)
             if args.keep:
                 import shutil
 
