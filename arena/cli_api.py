@@ -18,6 +18,10 @@ class Command:
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+    config: Any = None
+    """For ``arena NAME CONFIG [key=value ...]`` commands: the config dataclass. One with ``seed``
+    and ``out`` keys whose run writes ``out/results.json`` (``{"final": {metric: value}}``) can
+    be swept over seeds (``arena sweep``)."""
 
 
 @dataclass(frozen=True)

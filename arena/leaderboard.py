@@ -16,7 +16,7 @@ import csv
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -53,11 +53,13 @@ def agent_names(records: Sequence[Any], names: Sequence[str] = ()) -> list[str]:
     return out
 
 
-def compute(records: Sequence[Any], names: Sequence[str] = (), scale: float | None = None, elo_k: float = 32.0,
+def compute(records: Iterable[Any], names: Sequence[str] = (), scale: float | None = None, elo_k: float = 32.0,
             bootstrap: int = 200, openskill_model: str = "PlackettLuce", alpha: float = 100.0,
             seed: int = 0, rank_by: str = "auto") -> dict[str, Any]:
     """Every rating and tally for the leaderboard, plus the payoff matrix (for the heatmap).
     ``scale`` selects margin scores for BT and Elo (:func:`arena.rating.pair_score`).
+    ``records`` may be any iterable in plan order (a store's :meth:`~arena.store.RunStore.iter_matches`
+    streams them): one pass into a :class:`arena.rating.RatingState`, then :func:`board`.
 
     ``rank_by``: ``bt``, ``nash`` (Nash-averaged score, ties by BT), ``elo``, ``openskill``,
     ``mean_return``, or ``auto`` = ``nash`` when every pair of a 2-player pool has met (a
@@ -66,30 +68,25 @@ def compute(records: Sequence[Any], names: Sequence[str] = (), scale: float | No
     to the Nash policy); the Nash average never does."""
     if rank_by not in RANK_KEYS:
         raise ArenaError(f"ratings.rank_by must be one of {', '.join(RANK_KEYS)}, got '{rank_by}'")
-    names = agent_names(records, names)
-    bt = R.bradley_terry_records(records, names, scale, bootstrap=bootstrap, seed=seed)
-    elo = R.elo(records, k=elo_k, names=names, scale=scale)
-    osk = R.openskill(records, model=openskill_model, names=names)
-    tally = {a: {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "ret": 0.0, "forfeits": 0}
-             for a in names}
-    for r in records:
-        best = max(r.returns)
-        top = sum(1 for x in r.returns if x == best)
-        for seat, a in enumerate(r.seats):
-            t = tally[a]
-            t["games"] += 1
-            t["ret"] += r.returns[seat]
-            if r.returns[seat] == best:
-                t["wins" if top == 1 else "draws"] += 1
-                t["points"] += 1.0 if top == 1 else 0.5
-            else:
-                t["losses"] += 1
-            if r.forfeit_player == seat:
-                t["forfeits"] += 1
-    two_player = bool(records) and all(len(r.seats) == 2 for r in records)
-    M, C = R.payoff_matrix(records, names) if two_player else (None, None)
+    state = R.RatingState(names, scale=scale, elo_k=elo_k, openskill_model=openskill_model).add_all(records)
+    return board(state, bootstrap=bootstrap, alpha=alpha, seed=seed, rank_by=rank_by)
+
+
+def board(state: R.RatingState, bootstrap: int = 200, alpha: float = 100.0, seed: int = 0,
+          rank_by: str = "auto") -> dict[str, Any]:
+    """The leaderboard of an incremental :class:`arena.rating.RatingState` (see :func:`compute`):
+    its cost depends on the agents, not on the games played."""
+    if rank_by not in RANK_KEYS:
+        raise ArenaError(f"ratings.rank_by must be one of {', '.join(RANK_KEYS)}, got '{rank_by}'")
+    names = list(state.names)
+    bt = state.bradley_terry(names, bootstrap=bootstrap, seed=seed)
+    elo = state.elo
+    osk = state.openskill_ratings()
+    tally = state.tally
+    two_player = state.records > 0 and state.two_player
+    M, C = state.payoff() if two_player else (None, None)
     pi = nash = None
-    if two_player and len(names) > 1:
+    if M is not None and len(names) > 1:
         pi = R.alpha_rank(M, alpha=alpha)
         nash = R.nash_averaging(M)[1]
     rows = []
@@ -98,8 +95,8 @@ def compute(records: Sequence[Any], names: Sequence[str] = (), scale: float | No
         g = max(1, t["games"])
         mu, sigma = osk.get(a, (25.0, 25.0 / 3))
         rows.append(Row(0, a, float(bt.rating[i]), float(bt.lo[i]), float(bt.hi[i]), float(elo[a]),
-                        mu - 3 * sigma, t["games"], t["wins"], t["draws"], t["losses"], t["points"] / g,
-                        t["ret"] / g, t["forfeits"], None if pi is None else float(pi[i]),
+                        mu - 3 * sigma, int(t["games"]), int(t["wins"]), int(t["draws"]), int(t["losses"]),
+                        t["points"] / g, t["ret"] / g, int(t["forfeits"]), None if pi is None else float(pi[i]),
                         None if nash is None else float(nash[i])))
     complete = C is not None and bool(np.all((C + np.eye(len(names))) > 0))
     key = ("nash" if complete else "bt") if rank_by == "auto" else rank_by
@@ -108,7 +105,7 @@ def compute(records: Sequence[Any], names: Sequence[str] = (), scale: float | No
     rows.sort(key=lambda r: (-_key(r, key), -r.rating, r.agent))
     for k, row in enumerate(rows):
         row.rank = k + 1
-    return {"rows": rows, "names": names, "payoff": M, "payoff_games": C, "games": len(records), "ranked_by": key}
+    return {"rows": rows, "names": names, "payoff": M, "payoff_games": C, "games": state.records, "ranked_by": key}
 
 
 RANK_KEYS = ("auto", "bt", "nash", "elo", "openskill", "mean_return")

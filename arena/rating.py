@@ -261,16 +261,24 @@ def bradley_terry(outcomes: Sequence[tuple[str, str, float]], names: Sequence[st
     :func:`outcome_units` of the records so deals — not games — are resampled within their
     pairing; without ``units`` every outcome is its own unit and the stratum is the unordered
     pair of agents."""
+    names = list(names)
+    W, N = win_matrix(outcomes, names)
+    hist = _unit_histogram(outcomes, units, strata) if bootstrap > 0 and outcomes else UnitHistogram()
+    return bt_fit(W, N, names, hist, bootstrap=bootstrap, seed=seed, ridge=ridge, ci=ci, interval=interval)
+
+
+def bt_fit(W: np.ndarray, N: np.ndarray, names: Sequence[str], hist: "UnitHistogram", bootstrap: int = 200,
+           seed: int = 0, ridge: float = 1e-3, ci: float = 0.95, interval: str = "basic") -> BTFit:
+    """:func:`bradley_terry` from its sufficient statistics: the win and game matrices and the
+    histogram of bootstrap units (what :class:`RatingState` keeps as games arrive)."""
     if interval not in ("basic", "percentile"):
         raise ArenaError(f"bradley_terry: interval must be 'basic' or 'percentile', got '{interval}'")
     names = list(names)
-    W, N = win_matrix(outcomes, names)
     theta = _bt_theta(W, N, ridge)
     rating = 400.0 * theta + 1000.0
     lo = hi = rating.copy()
-    if bootstrap > 0 and outcomes:
-        samples = 400.0 * _bt_theta(*_bootstrap_matrices(outcomes, names, bootstrap, seed, units, strata),
-                                     ridge, theta) + 1000.0
+    if bootstrap > 0 and hist.units:
+        samples = 400.0 * _bt_theta(*hist.resample(names, bootstrap, seed), ridge, theta) + 1000.0
         q = (1 - ci) / 2
         lo, hi = np.quantile(samples, q, axis=0), np.quantile(samples, 1 - q, axis=0)
         if interval == "basic":
@@ -287,39 +295,227 @@ def bradley_terry_records(records: Sequence[Any], names: Sequence[str], scale: f
                          units=units, strata=strata)
 
 
-def _bootstrap_matrices(outcomes: Sequence[tuple[str, str, float]], names: Sequence[str], bootstrap: int,
-                        seed: int, units: Sequence[Any] | None,
-                        strata: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray]:
-    """``(W, N)`` of ``bootstrap`` stratified unit resamples, as ``(B, n, n)`` arrays."""
-    idx = {a: i for i, a in enumerate(names)}
-    n = len(names)
+Signature = tuple[tuple[str, str, float], ...]
+
+
+class UnitHistogram:
+    """Bootstrap units counted by what they contribute: per stratum, how many units had each
+    signature (the sorted outcomes ``(a, b, score)`` of the unit).
+
+    Why: resampling ``m`` units of a stratum with replacement and summing their outcomes has
+    the same distribution as drawing the count of every *distinct* signature from a multinomial
+    with the signatures' frequencies — and a game with few distinct outcomes (poker margins,
+    win/draw/loss) has few signatures, so memory and time do not grow with the games played.
+    Games with continuous returns have up to one signature per unit (what a per-unit bootstrap
+    holds anyway)."""
+
+    def __init__(self) -> None:
+        self.strata: dict[Any, dict[Signature, int]] = {}
+        self.units = 0
+
+    def add(self, stratum: Any, outcomes: Iterable[tuple[str, str, float]]) -> None:
+        sig = tuple(sorted(outcomes))
+        bucket = self.strata.setdefault(stratum, {})
+        bucket[sig] = bucket.get(sig, 0) + 1
+        self.units += 1
+
+    def resample(self, names: Sequence[str], bootstrap: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, N)`` of ``bootstrap`` stratified unit resamples, as ``(B, n, n)`` arrays."""
+        idx = {a: i for i, a in enumerate(names)}
+        n = len(names)
+        rng = np.random.default_rng(seed)
+        W, N = np.zeros((bootstrap, n * n)), np.zeros((bootstrap, n * n))
+        for _, bucket in sorted(self.strata.items(), key=lambda kv: repr(kv[0])):  # arrival order must not matter
+            sigs = sorted(bucket)
+            freq = np.array([bucket[g] for g in sigs], dtype=float)
+            m = int(freq.sum())
+            counts = rng.multinomial(m, freq / m, size=bootstrap)
+            SW, SN = np.zeros((len(sigs), n * n)), np.zeros((len(sigs), n * n))
+            for k, sig in enumerate(sigs):
+                for a, b, sc in sig:
+                    i, j = idx[a], idx[b]
+                    SW[k, i * n + j] += sc
+                    SW[k, j * n + i] += 1.0 - sc
+                    SN[k, i * n + j] += 1
+                    SN[k, j * n + i] += 1
+            W += counts @ SW
+            N += counts @ SN
+        return W.reshape(bootstrap, n, n), N.reshape(bootstrap, n, n)
+
+
+def _unit_histogram(outcomes: Sequence[tuple[str, str, float]], units: Sequence[Any] | None,
+                    strata: Sequence[Any] | None) -> UnitHistogram:
     if units is None:
         units = range(len(outcomes))
     if strata is None:
         strata = [tuple(sorted((a, b))) for a, b, _ in outcomes]
     if len(units) != len(outcomes) or len(strata) != len(outcomes):
         raise ArenaError("bradley_terry: units and strata need one entry per outcome")
-    unit_of: dict[Any, int] = {}
-    stratum_units: dict[Any, list[int]] = {}
-    AW, AN = [], []
-    for (a, b, s), u, st in zip(outcomes, units, strata):
-        k = unit_of.get(u)
-        if k is None:
-            k = unit_of[u] = len(AW)
-            AW.append(np.zeros(n * n))
-            AN.append(np.zeros(n * n))
-            stratum_units.setdefault(st, []).append(k)
-        i, j = idx[a], idx[b]
-        AW[k][i * n + j] += s
-        AW[k][j * n + i] += 1.0 - s
-        AN[k][i * n + j] += 1
-        AN[k][j * n + i] += 1
-    rng = np.random.default_rng(seed)
-    counts = np.zeros((bootstrap, len(AW)))
-    for members in stratum_units.values():
-        m = len(members)
-        counts[:, members] = rng.multinomial(m, np.full(m, 1.0 / m), size=bootstrap)
-    return (counts @ np.array(AW)).reshape(bootstrap, n, n), (counts @ np.array(AN)).reshape(bootstrap, n, n)
+    grouped: dict[Any, tuple[Any, list[tuple[str, str, float]]]] = {}
+    for o, u, st in zip(outcomes, units, strata):
+        grouped.setdefault(u, (st, []))[1].append(o)
+    hist = UnitHistogram()
+    for st, outs in grouped.values():
+        hist.add(st, outs)
+    return hist
+
+
+class RatingState:
+    """Every rating and tally a leaderboard shows, updated one game at a time in plan order.
+
+    Why: recomputing ratings from every stored game at every snapshot made a tournament's cost
+    quadratic in its games. This state keeps sufficient statistics instead — the pairwise win
+    and game matrices (Bradley–Terry), the online Elo and OpenSkill ratings, the W/D/L tallies,
+    the payoff sums and the bootstrap's unit histogram — so a snapshot costs the same at game
+    10⁶ as at game 10³, and the leaderboard of a store is one streamed pass over its records.
+    Fed the same records in the same order it gives exactly what the batch functions
+    (:func:`bradley_terry_records`, :func:`elo`, :func:`openskill`) give.
+
+    A bootstrap unit (a deal, :func:`outcome_units`) is complete once it holds as many games as
+    the game has seats (one per seat rotation); complete units move into the histogram, the few
+    open ones wait in a dict."""
+
+    def __init__(self, names: Sequence[str] = (), scale: float | None = None, elo_k: float = 32.0,
+                 openskill_model: str = "PlackettLuce", initial_elo: float = 1500.0) -> None:
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self.scale, self.elo_k, self.initial_elo = scale, elo_k, initial_elo
+        self.records = 0
+        self.W: list[list[float]] = []
+        self.N: list[list[float]] = []
+        self.elo: dict[str, float] = {}
+        self._osk_model_name = openskill_model
+        self._osk: Any = None
+        self.openskill: dict[str, Any] = {}
+        self.tally: dict[str, dict[str, float]] = {}
+        self.S: list[list[float]] = []
+        self.C: list[list[float]] = []
+        self.two_player = True
+        self.hist = UnitHistogram()
+        self.open_units: dict[Any, tuple[Any, int, list[tuple[str, str, float]]]] = {}
+        self.ensure(names)
+
+    def ensure(self, names: Iterable[str]) -> None:
+        """Add agents (in this order) that the state does not know yet."""
+        for a in names:
+            if a in self.index:
+                continue
+            self.index[a] = len(self.names)
+            self.names.append(a)
+            for M in (self.W, self.N, self.S, self.C):
+                for row in M:
+                    row.append(0.0)
+                M.append([0.0] * len(self.names))
+            self.elo[a] = self.initial_elo
+            self.openskill[a] = self.model().rating(name=a)
+            self.tally[a] = {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "ret": 0.0,
+                             "forfeits": 0}
+
+    def model(self) -> Any:
+        if self._osk is None:
+            self._osk = openskill_model(self._osk_model_name)
+        return self._osk
+
+    def add(self, r: Any) -> None:
+        """One game (in plan order)."""
+        seats, returns = r.seats, r.returns
+        self.ensure(seats)
+        self.records += 1
+        idx, W, N = self.index, self.W, self.N
+        outs = [(seats[i], seats[j], pair_score(returns[i], returns[j], self.scale)) for i, j in _comparisons(r)]
+        for a, b, sc in outs:  # Bradley–Terry sufficient statistics, then online Elo
+            i, j = idx[a], idx[b]
+            W[i][j] += sc
+            W[j][i] += 1.0 - sc
+            N[i][j] += 1
+            N[j][i] += 1
+            self.elo[a], self.elo[b] = elo_update(self.elo[a], self.elo[b], sc, self.elo_k)
+        if outs:
+            pairing = getattr(r, "pairing", None) or "|".join(sorted(set(seats)))
+            unit = (pairing, getattr(r, "seed", 0), getattr(r, "game_index", getattr(r, "id", None)))
+            st, games, acc = self.open_units.get(unit, (pairing, 0, []))
+            acc.extend(outs)
+            if games + 1 >= len(seats):
+                self.open_units.pop(unit, None)
+                self.hist.add(st, acc)
+            else:
+                self.open_units[unit] = (st, games + 1, acc)
+        self._openskill(r)
+        best = max(returns)
+        top = sum(1 for x in returns if x == best)
+        for seat, a in enumerate(seats):
+            t = self.tally[a]
+            t["games"] += 1
+            t["ret"] += returns[seat]
+            if returns[seat] == best:
+                t["wins" if top == 1 else "draws"] += 1
+                t["points"] += 1.0 if top == 1 else 0.5
+            else:
+                t["losses"] += 1
+            if r.forfeit_player == seat:
+                t["forfeits"] += 1
+        if len(seats) != 2:
+            self.two_player = False
+        elif seats[0] != seats[1]:
+            i, j = idx[seats[0]], idx[seats[1]]
+            self.S[i][j] += returns[0]
+            self.S[j][i] += returns[1]
+            self.C[i][j] += 1
+            self.C[j][i] += 1
+
+    def add_all(self, records: Iterable[Any]) -> "RatingState":
+        for r in records:
+            self.add(r)
+        return self
+
+    def _openskill(self, r: Any) -> None:
+        teams, ranks = teams_and_ranks(r.seats, r.returns, r.info)
+        groups = [list(dict.fromkeys(r.seats[s] for s in t)) for t in teams]
+        flat = [a for g in groups for a in g]
+        if len(flat) != len(set(flat)) or len(groups) < 2:
+            return
+        new = self.model().rate([[self.openskill[a] for a in g] for g in groups], ranks=ranks)
+        for g, ng in zip(groups, new):
+            for a, nr in zip(g, ng):
+                self.openskill[a] = nr
+
+    def matrices(self, names: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, N)`` of :func:`win_matrix` over ``names`` (default: every agent seen)."""
+        W, N = np.array(self.W, dtype=float).reshape(len(self.names), -1), np.array(self.N, dtype=float).reshape(
+            len(self.names), -1)
+        if names is None or list(names) == self.names:
+            return W, N
+        sel = [self.index[a] for a in names]
+        return W[np.ix_(sel, sel)], N[np.ix_(sel, sel)]
+
+    def bradley_terry(self, names: Sequence[str] | None = None, bootstrap: int = 0, seed: int = 0,
+                      ridge: float = 1e-3) -> BTFit:
+        """The BT fit of every game so far (the bootstrap also counts the still open units)."""
+        names = list(self.names if names is None else names)
+        self.ensure(names)
+        W, N = self.matrices(names)
+        hist = self.hist
+        if bootstrap > 0 and self.open_units:
+            hist = UnitHistogram()
+            for st, bucket in self.hist.strata.items():
+                hist.strata[st] = dict(bucket)
+            hist.units = self.hist.units
+            for st, _, acc in self.open_units.values():
+                hist.add(st, acc)
+        return bt_fit(W, N, names, hist, bootstrap=bootstrap, seed=seed, ridge=ridge)
+
+    def games(self) -> dict[str, int]:
+        return {a: int(t["games"]) for a, t in self.tally.items()}
+
+    def openskill_ratings(self) -> dict[str, tuple[float, float]]:
+        return {a: (float(x.mu), float(x.sigma)) for a, x in self.openskill.items()}
+
+    def payoff(self) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`payoff_matrix` of the games so far."""
+        S, C = np.array(self.S, dtype=float), np.array(self.C, dtype=float)
+        if not self.names:
+            return np.zeros((0, 0)), np.zeros((0, 0))
+        return np.divide(S, C, out=np.zeros_like(S), where=C > 0), C
 
 
 # -- game-theoretic views -----------------------------------------------------------------------

@@ -5,8 +5,9 @@ the same way, so they share this one path: every game has a stable id (from the 
 pairing, the seed and its number within the pairing), a seating and a deal; games an earlier
 (crashed) invocation already stored are skipped (or, for training, replayed and not stored
 twice); the rest are grouped by seating into :class:`~arena.executor.GameTask` chunks for
-whichever executor runs them; each finished game is committed to the run store and announced
-to observers (``arena_match_finished``) exactly once.
+whichever executor runs them; finished games are committed to the run store in batches
+(:meth:`arena.store.RunStore.batch`) and each stored game is announced to observers
+(``arena_match_finished``) exactly once, after its batch commits.
 """
 from __future__ import annotations
 
@@ -44,7 +45,10 @@ class Planner:
         self._id = match_id
         self.run, self.seed = run, seed
         self.counters: dict[tuple[str, ...], int] = {}
-        self.deals: dict[tuple[tuple[str, ...], int], int] = {}
+        self.last_deal: dict[tuple[str, ...], tuple[int, int]] = {}
+        """Per group, its newest ``(k div n, deal)``: game numbers only grow, so only the newest
+        deal of a group can still have seat rotations to play (memory per group, not per game)."""
+        self.num_deals = 0
         self.seq = 0
 
     def plan(self, rnd: int, pairings: Sequence[Any]) -> list[list[PlannedGame]]:
@@ -57,7 +61,10 @@ class Planner:
             for k in range(start, start + p.games):
                 r = k % n
                 seats = tuple(p.group[(s + r) % n] for s in range(n))
-                deal = self.deals.setdefault((p.group, k // n), len(self.deals))
+                q, deal = self.last_deal.get(p.group, (-1, 0))
+                if q != k // n:
+                    deal, self.num_deals = self.num_deals, self.num_deals + 1
+                    self.last_deal[p.group] = (k // n, deal)
                 games.append(PlannedGame(self._id(self.run, key, self.seed, k), self.seq, rnd, key, seats, deal))
                 self.seq += 1
             self.counters[p.group] = start + p.games
@@ -100,30 +107,38 @@ def play_planned(executor: Executor, store: RunStore, games: Sequence[PlannedGam
                  game: str, seed: int, chunk: int = 64, timeout: float | None = None, transcripts: bool = False,
                  trajectories: bool = False, skip_stored: bool = True, context: Mapping[str, Any] | None = None,
                  amend: Callable[[PlannedGame, MatchRecord], None] | None = None,
-                 on_game: Callable[[PlannedGame, Any], None] | None = None) -> list[tuple[PlannedGame, Any]]:
+                 on_game: Callable[[PlannedGame, Any], None] | None = None,
+                 commit_every: int = 512,
+                 on_stored: Callable[[list[MatchRecord]], None] | None = None) -> list[tuple[PlannedGame, Any]]:
     """Play ``games`` on ``executor`` into ``store``; returns ``(game, result)`` for the games
     played now, in plan order (so what follows never depends on which worker finished first).
 
     ``skip_stored=False`` replays stored games too (training needs their trajectories after a
     resume); the store still keeps each game once and observers hear of it once. ``amend``
-    edits a record before it is stored (e.g. training's seat labels)."""
+    edits a record before it is stored (e.g. training's seat labels). Games are committed
+    ``commit_every`` at a time (and when play ends, also by an exception); observers hear of a
+    game after its commit, and ``on_stored(records)`` receives what each commit stored."""
     return submit_planned(executor, store, games, agents, game=game, seed=seed, chunk=chunk, timeout=timeout,
                           transcripts=transcripts, trajectories=trajectories, skip_stored=skip_stored,
-                          context=context, amend=amend, on_game=on_game, start=False).collect()
+                          context=context, amend=amend, on_game=on_game, start=False, commit_every=commit_every,
+                          on_stored=on_stored).collect()
 
 
 class Submitted:
     """Planned games handed to an executor (:func:`submit_planned`); ``collect`` waits for them,
-    records each in the store (once) and returns them in plan order, as :func:`play_planned`."""
+    records each in the store (once, in batched commits) and returns them in plan order, as
+    :func:`play_planned`."""
 
     def __init__(self, executor: Executor, tasks: list[GameTask], start: bool, store: RunStore, game: str,
                  transcripts: bool,
                  context: Mapping[str, Any] | None, amend: Callable[[PlannedGame, MatchRecord], None] | None,
-                 on_game: Callable[[PlannedGame, Any], None] | None) -> None:
+                 on_game: Callable[[PlannedGame, Any], None] | None, commit_every: int = 512,
+                 on_stored: Callable[[list[MatchRecord]], None] | None = None) -> None:
         self.executor, self.tasks, self.store, self.game = executor, tasks, store, game
         self.pending = executor.submit(tasks) if start else None
         """None: played when collected, each game handed over as it finishes (``Executor.run``)."""
         self.transcripts, self.amend, self.on_game = transcripts, amend, on_game
+        self.commit_every, self.on_stored = commit_every, on_stored
         self.ctx = dict(context or {}, run_dir=str(store.path))
 
     def collect(self) -> list[tuple[PlannedGame, Any]]:
@@ -132,6 +147,15 @@ class Submitted:
 
         hook = get_registry().hook
         played: list[tuple[PlannedGame, Any]] = []
+        waiting: dict[str, tuple[PlannedGame, Any]] = {}  # stored, not yet committed: observers wait
+
+        def announce(records: list[MatchRecord]) -> None:
+            if self.on_stored is not None:
+                self.on_stored(records)
+            for rec in records:
+                g, res = waiting.pop(rec.id)
+                hook.arena_match_finished(result=res, context={**self.ctx, "match_id": g.id, "pairing": g.pairing,
+                                                               "round": g.round})
 
         def on_result(task: GameTask, res: Any) -> None:
             g = task.key[res.index]
@@ -139,17 +163,18 @@ class Submitted:
                                           round=g.round)
             if self.amend is not None:
                 self.amend(g, rec)
-            if self.store.record_match(rec, res.transcript if self.transcripts else None):
-                hook.arena_match_finished(result=res, context={**self.ctx, "match_id": g.id, "pairing": g.pairing,
-                                                               "round": g.round})
+            waiting[g.id] = (g, res)
+            if not self.store.record_match(rec, res.transcript if self.transcripts else None):
+                waiting.pop(g.id)
             if self.on_game is not None:
                 self.on_game(g, res)
             played.append((g, res))
 
-        if self.pending is None:
-            self.executor.run(self.tasks, on_result)
-        else:
-            self.executor.collect(self.pending, on_result)
+        with self.store.batch(self.commit_every, on_commit=announce):
+            if self.pending is None:
+                self.executor.run(self.tasks, on_result)
+            else:
+                self.executor.collect(self.pending, on_result)
         played.sort(key=lambda x: x[0].plan_seq)
         return played
 
@@ -158,20 +183,22 @@ def submit_planned(executor: Executor, store: RunStore, games: Sequence[PlannedG
                    game: str, seed: int, chunk: int = 64, timeout: float | None = None, transcripts: bool = False,
                    trajectories: bool = False, skip_stored: bool = True, context: Mapping[str, Any] | None = None,
                    amend: Callable[[PlannedGame, MatchRecord], None] | None = None,
-                   on_game: Callable[[PlannedGame, Any], None] | None = None, start: bool = True) -> Submitted:
+                   on_game: Callable[[PlannedGame, Any], None] | None = None, start: bool = True,
+                   commit_every: int = 512,
+                   on_stored: Callable[[list[MatchRecord]], None] | None = None) -> Submitted:
     """Start playing ``games`` and return at once (asynchronous rollouts); the agents are the
     ones ``agents`` names now. Arguments as :func:`play_planned`."""
-    have = store.match_ids() if skip_stored else set()
+    have = store.existing_ids([g.id for g in games]) if skip_stored else set()
     todo = [g for g in games if g.id not in have]
     tasks = tasks_for(todo, agents, game, seed, chunk, timeout, transcripts, trajectories)
-    return Submitted(executor, tasks, start, store, game, transcripts, context, amend, on_game)
+    return Submitted(executor, tasks, start, store, game, transcripts, context, amend, on_game, commit_every, on_stored)
 
 
 def stored(store: RunStore, planned: Sequence[Sequence[PlannedGame]], where: str) -> list[list[Any]]:
     """The stored records of planned games, per pairing; a missing one is an error (never silently dropped)."""
     from arena.errors import ArenaError
 
-    by_id = {r.id: r for r in store.matches()}
+    by_id = store.records_by_id([g.id for games in planned for g in games])
     missing = [g.id for games in planned for g in games if g.id not in by_id]
     if missing:
         raise ArenaError(f"{len(missing)} planned games are missing from the store after {where}")

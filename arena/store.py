@@ -1,16 +1,23 @@
 """The run store: one directory per tournament or league, one SQLite database (WAL) inside.
 
-Why: evaluation must survive crashes and be re-computable. Every finished game is committed as
-it arrives, under an id derived from the run, the pairing and the seed, so rerunning the same
-command on the same directory plays only what is missing and never counts a game twice; every
-rating is recomputed from these records.
+Why: evaluation must survive crashes and be re-computable. Every finished game is committed
+under an id derived from the run, the pairing and the seed, so rerunning the same command on
+the same directory plays only what is missing and never counts a game twice; every rating can
+be recomputed from these records. Games are committed in batches (:meth:`RunStore.batch`: one
+transaction per few hundred games instead of one per game); a process killed mid-batch loses
+only games that were never committed, and a rerun plays them again. Records stream out in
+pages (:meth:`RunStore.iter_matches`), so reading a store of 10⁶ games holds one page at a time.
 
 API (everything others need)::
 
     store = RunStore.open("runs/kuhn", fingerprint=fp, config_text=yaml)  # create or resume
     mid = match_id(fp, pairing="a|b", seed=0, k=3)           # stable id of one planned game
     store.record_match(MatchRecord(id=mid, ...))              # idempotent: False if already there
-    store.has_match(mid); store.matches(); store.match_ids(); store.count()
+    with store.batch(on_commit=announce):                      # commit every 512 staged games
+        store.record_match(rec)                               # staged; announce(records) after commit
+    store.has_match(mid); store.existing_ids(ids); store.count()
+    store.iter_matches(lo_seq, hi_seq)                        # streams pages in plan order
+    store.matches()                                           # the same, as one list
     store.record_snapshot(step, "bt", {"a": (1012.0, 990.0, 1030.0, 40)})   # rating over time
     store.snapshots("bt") -> {step: {agent: (rating, lo, hi, games)}}
     RunStore.open_existing("runs/kuhn")                       # read-only use (leaderboards)
@@ -27,9 +34,10 @@ import hashlib
 import json
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from arena.errors import ArenaError
 
@@ -123,6 +131,10 @@ class RunStore:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self.conn = conn
+        self._staged: dict[str, MatchRecord] | None = None
+        """Records waiting for the batch's next commit (None: no batch open, commit each record)."""
+        self._batch_size = 0
+        self._on_commit: Callable[[list[MatchRecord]], None] | None = None
 
     # -- opening --------------------------------------------------------------------------------
     @classmethod
@@ -212,23 +224,87 @@ class RunStore:
 
     # -- matches --------------------------------------------------------------------------------
     def record_match(self, rec: MatchRecord, transcript: list[str] | None = None) -> bool:
-        """Commit one finished game. Idempotent: returns False (and changes nothing) if its id is
-        already stored. ``transcript`` lines are written to ``transcripts/<id>.txt`` first."""
-        if self.has_match(rec.id):
+        """Record one finished game. Idempotent: returns False (and changes nothing) if its id is
+        already stored. ``transcript`` lines are written to ``transcripts/<id>.txt`` first.
+        Outside :meth:`batch` the game is committed now; inside, it is staged (False if already
+        staged) and committed with its batch, where a game the store already holds is dropped
+        (and not passed to ``on_commit``) — one query per batch instead of one per game."""
+        if self._staged is not None:
+            if rec.id in self._staged:
+                return False
+        elif self.has_match(rec.id):
             return False
         if transcript is not None:
             rel = f"transcripts/{rec.id}.txt"
             (self.path / "transcripts").mkdir(exist_ok=True)
             (self.path / rel).write_text("\n".join(transcript) + "\n")
             rec.transcript = rel
+        if self._staged is None:
+            return self._commit([rec]) == [rec]
+        self._staged[rec.id] = rec
+        if len(self._staged) >= self._batch_size:
+            self.flush()
+        return True
+
+    @contextmanager
+    def batch(self, size: int = 512,
+              on_commit: Callable[[list[MatchRecord]], None] | None = None) -> Iterator["RunStore"]:
+        """Stage :meth:`record_match` calls and commit them ``size`` at a time, in one
+        transaction each, and whatever is staged when the block ends — also when it ends with
+        an exception, since every staged game did finish. ``on_commit(records)`` runs after
+        each commit with the records it stored (each game once: what observers are told).
+
+        Exactly once under SIGKILL: a game is stored by the transaction that commits it or not
+        at all; a killed process loses only staged games, which a rerun plays again (ids are
+        stable), and ``on_commit`` hears of a game only after its commit."""
+        if self._staged is not None:  # nested: the outer batch commits
+            yield self
+            return
+        self._staged, self._batch_size, self._on_commit = {}, max(1, size), on_commit
+        try:
+            yield self
+        finally:
+            try:
+                self.flush()
+            finally:
+                self._staged, self._on_commit = None, None
+
+    def flush(self) -> None:
+        """Commit the staged records now (see :meth:`batch`)."""
+        if not self._staged:
+            return
+        recs = list(self._staged.values())
+        self._staged.clear()
+        done = self._commit(recs)
+        if self._on_commit is not None and done:
+            self._on_commit(done)
+
+    def _commit(self, recs: Sequence[MatchRecord]) -> list[MatchRecord]:
+        """Insert ``recs`` in one transaction; the ones that were not stored before."""
+        now = time.time()
         with self.conn:
-            cur = self.conn.execute(
+            have = self._existing(self.conn, [r.id for r in recs])
+            new = [r for r in recs if r.id not in have]
+            self.conn.executemany(
                 "INSERT OR IGNORE INTO matches VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (rec.id, rec.plan_seq, rec.round, rec.pairing, rec.seed, rec.game_index, rec.game,
-                 json.dumps(rec.seats), json.dumps(rec.returns), rec.forfeit_player, rec.forfeit_agent,
-                 rec.forfeit_reason, rec.length, rec.duration, rec.transcript,
-                 json.dumps(rec.info, default=str), time.time()))
-        return cur.rowcount == 1
+                [(rec.id, rec.plan_seq, rec.round, rec.pairing, rec.seed, rec.game_index, rec.game,
+                  json.dumps(rec.seats), json.dumps(rec.returns), rec.forfeit_player, rec.forfeit_agent,
+                  rec.forfeit_reason, rec.length, rec.duration, rec.transcript,
+                  json.dumps(rec.info, default=str) if rec.info else "{}", now) for rec in new])
+        return new
+
+    @staticmethod
+    def _existing(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
+        out: set[str] = set()
+        for i in range(0, len(ids), 500):  # SQLite's bound-parameter limit is 999 on old builds
+            part = ids[i:i + 500]
+            out.update(r[0] for r in conn.execute(
+                f"SELECT id FROM matches WHERE id IN ({','.join('?' * len(part))})", part))
+        return out
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` the store holds (a query per 500 ids, never the whole id list)."""
+        return self._existing(self.conn, list(ids))
 
     def has_match(self, mid: str) -> bool:
         return self.conn.execute("SELECT 1 FROM matches WHERE id = ?", (mid,)).fetchone() is not None
@@ -241,14 +317,44 @@ class RunStore:
 
     def matches(self) -> list[MatchRecord]:
         """Every stored game in plan order (the order ratings replay them in)."""
-        rows = self.conn.execute(
-            "SELECT id, pairing, seed, game_index, game, seats, returns, plan_seq, round, forfeit_player, "
-            "forfeit_agent, forfeit_reason, length, duration, transcript, info FROM matches "
-            "ORDER BY plan_seq, id").fetchall()
-        return [MatchRecord(id=r[0], pairing=r[1], seed=r[2], game_index=r[3], game=r[4],
-                            seats=json.loads(r[5]), returns=json.loads(r[6]), plan_seq=r[7], round=r[8],
-                            forfeit_player=r[9], forfeit_agent=r[10], forfeit_reason=r[11], length=r[12],
-                            duration=r[13], transcript=r[14], info=json.loads(r[15])) for r in rows]
+        return list(self.iter_matches())
+
+    _COLUMNS = ("id, pairing, seed, game_index, game, seats, returns, plan_seq, round, forfeit_player, "
+                "forfeit_agent, forfeit_reason, length, duration, transcript, info")
+
+    def iter_matches(self, lo: int | None = None, hi: int | None = None, page: int = 4096) -> Iterator[MatchRecord]:
+        """Stored games with ``lo <= plan_seq < hi`` (either bound optional) in plan order,
+        read ``page`` rows at a time (keyset pagination on the plan index: memory is one page,
+        and writes between pages are safe)."""
+        where = " AND ".join(c for c, v in (("plan_seq >= ?", lo), ("plan_seq < ?", hi)) if v is not None)
+        bounds = [v for v in (lo, hi) if v is not None]
+        after: tuple[int, str] | None = None
+        while True:
+            cond = [where] if where else []
+            args: list[Any] = list(bounds)
+            if after is not None:
+                cond.append("(plan_seq, id) > (?, ?)")
+                args += list(after)
+            sql = (f"SELECT {self._COLUMNS} FROM matches" + (" WHERE " + " AND ".join(cond) if cond else "")
+                   + " ORDER BY plan_seq, id LIMIT ?")
+            rows = self.conn.execute(sql, (*args, page)).fetchall()
+            for r in rows:
+                yield _record(r)
+            if len(rows) < page:
+                return
+            after = (rows[-1][7], rows[-1][0])
+
+    def records_by_id(self, ids: Sequence[str]) -> dict[str, MatchRecord]:
+        """The stored records among ``ids`` (queried 500 at a time)."""
+        out: dict[str, MatchRecord] = {}
+        ids = list(ids)
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            rows = self.conn.execute(f"SELECT {self._COLUMNS} FROM matches WHERE id IN ({','.join('?' * len(part))})",
+                                     part).fetchall()
+            for r in rows:
+                out[r[0]] = _record(r)
+        return out
 
     # -- rating snapshots -----------------------------------------------------------------------
     def record_snapshot(self, step: int, system: str,
@@ -275,6 +381,15 @@ class RunStore:
     def config_text(self) -> str | None:
         p = self.path / "config.yaml"
         return p.read_text() if p.exists() else None
+
+
+def _record(r: Sequence[Any]) -> MatchRecord:
+    """A row of ``RunStore._COLUMNS`` as a record."""
+    loads = json.loads
+    return MatchRecord(id=r[0], pairing=r[1], seed=r[2], game_index=r[3], game=r[4], seats=loads(r[5]),
+                       returns=loads(r[6]), plan_seq=r[7], round=r[8], forfeit_player=r[9], forfeit_agent=r[10],
+                       forfeit_reason=r[11], length=r[12], duration=r[13], transcript=r[14],
+                       info=loads(r[15]) if r[15] != "{}" else {})
 
 
 def _check_existing(db: Path) -> None:

@@ -44,7 +44,7 @@ from omegaconf import MISSING
 from arena.errors import ArenaError
 from arena.executor import ExecutorConfig
 from arena.rating import bradley_terry, pair_score, pairwise_outcomes
-from arena.schedule import Planner, play_planned, stored
+from arena.schedule import PlannedGame, Planner, play_planned
 
 FORMATS = ("round_robin", "gauntlet", "swiss", "elimination", "adaptive")
 ADAPTIVE_RANK_DISTANCES = (1, 2)
@@ -60,7 +60,7 @@ class Pairing:
 
 
 Round = list[Pairing]
-Results = list[list[Any]]
+Results = list[Sequence[Any]]
 """Per pairing of the round, its finished games (records with ``seats`` and ``returns``)."""
 FormatGen = Generator[Round, Results, list[str]]
 
@@ -351,6 +351,28 @@ def drive(fmt: FormatGen, play: Callable[[int, Round], Results]) -> list[str]:
 
 
 # -- the driver ----------------------------------------------------------------------------------
+PLAN_SLICE = 8192
+"""Games planned, played and committed at a time: a round of 10⁶ games holds one slice in memory."""
+
+
+class StoredGames(Sequence[Any]):
+    """One pairing's games of a round, read from the store when a format looks at them (plan
+    order). Why lazy: round robin never reads its results, and a format that does (Swiss,
+    elimination, adaptive) reads one match at a time, so no round holds every record."""
+
+    def __init__(self, store: Any, lo: int, hi: int) -> None:
+        self.store, self.lo, self.hi = store, lo, hi
+
+    def __len__(self) -> int:
+        return self.hi - self.lo
+
+    def __iter__(self) -> Any:
+        return self.store.iter_matches(self.lo, self.hi)
+
+    def __getitem__(self, i: Any) -> Any:
+        return list(self)[i]
+
+
 @dataclass
 class TournamentResult:
     run_dir: str
@@ -394,7 +416,9 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     leaderboard files. Safe to call again after a crash: finished games are never replayed."""
     from arena.loading import dedupe_names
     from arena.executor import check_config, make_executor, remember_agent
-    from arena.leaderboard import RANK_KEYS, compute, plot_payoff, plot_ratings, write_files
+    from arena.leaderboard import RANK_KEYS, plot_payoff, plot_ratings, write_files
+    from arena.leaderboard import board as leaderboard_board
+    from arena.rating import RatingState
     from arena.loading import load_agent, load_game
     from arena.logging import TensorBoard, progress
     from arena.store import RunStore
@@ -421,18 +445,36 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     planner = Planner(fp, cfg.seed)
     played = 0
     rc = cfg.ratings
+    state = RatingState(names, scale=scale, elo_k=rc.elo_k, openskill_model=rc.openskill_model)
+    done = store.snapshot_steps("bt")
+    every = max(1, rc.snapshot_every)
 
-    def snapshot(upto: int) -> None:
-        records = store.matches()
-        done = store.snapshot_steps("bt")
-        every = max(1, rc.snapshot_every)
-        steps = [s for s in list(range(every, upto + 1, every)) + [upto] if s not in done and 0 < s <= len(records)]
-        for step in sorted(set(steps)):
-            prefix = records[:step]
-            fit = bradley_terry(pairwise_outcomes(prefix, scale), names, bootstrap=0)
-            games = {a: sum(1 for r in prefix for x in r.seats if x == a) for a in names}
-            store.record_snapshot(step, "bt", {a: (fit.rating[i], None, None, games[a]) for i, a in enumerate(names)})
-            tb.scalars({f"rating/bt/{a}": fit.rating[i] for i, a in enumerate(names)}, step)
+    def snapshot(step: int) -> None:
+        if step in done:
+            return
+        done.add(step)
+        fit = state.bradley_terry(names)
+        games = state.games()
+        store.record_snapshot(step, "bt", {a: (fit.rating[i], None, None, games[a]) for i, a in enumerate(names)})
+        tb.scalars({f"rating/bt/{a}": fit.rating[i] for i, a in enumerate(names)}, step)
+
+    fresh: dict[str, Any] = {}
+    """Records this invocation stored and the rating state has not seen yet, by id."""
+
+    def feed(upto: int, planned: Sequence[PlannedGame] = ()) -> None:
+        """Give the rating state the games up to plan position ``upto`` in plan order,
+        snapshotting every ``snapshot_every`` games: ``planned`` (a slice just played) from
+        the records in memory, anything else streamed from the store — each game once,
+        whatever the run's length."""
+        if planned and planned[0].plan_seq == state.records and len(fresh) == len(planned):
+            recs: Any = (fresh[g.id] for g in planned)
+        else:
+            recs = store.iter_matches(state.records, upto)
+        for rec in recs:
+            state.add(rec)
+            if state.records % every == 0:
+                snapshot(state.records)
+        fresh.clear()
 
     from arena.registry import get_registry
 
@@ -442,37 +484,56 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     hook.arena_run_started(run=context)
     with make_executor(cfg.executor) as ex, progress(f"{game_name} {cfg.format.kind}", 0,
                                                        cfg.progress and not quiet) as bar:
-        def play(rnd: int, pairings: Round) -> Results:
+        def play_slice(planned: list[PlannedGame], where: str) -> None:
             nonlocal played
-            planned = planner.plan(rnd, pairings)
-            flat = [g for games in planned for g in games]
-            bar.add_total(len(flat))
-            now = play_planned(ex, store, flat, spec_of, game=game_name, seed=cfg.seed, chunk=cfg.executor.chunk,
+            now = play_planned(ex, store, planned, spec_of, game=game_name, seed=cfg.seed, chunk=cfg.executor.chunk,
                                timeout=cfg.timeout, transcripts=cfg.transcripts, context=context,
-                               on_game=lambda g, res: bar.advance(1))
+                               on_game=lambda g, res: bar.advance(1),
+                               on_stored=lambda recs: fresh.update((r.id, r) for r in recs))
             played += len(now)
-            bar.advance(len(flat) - len(now))
-            records = stored(store, planned, f"round {rnd}")
-            snapshot(planner.seq)
-            return records
+            bar.advance(len(planned) - len(now))
+            missing = len(planned) - len(store.existing_ids([g.id for g in planned]))
+            if missing:
+                raise ArenaError(f"{missing} planned games are missing from the store after {where}")
+
+        def play(rnd: int, pairings: Round) -> Results:
+            bar.add_total(sum(p.games for p in pairings))
+            results: Results = []
+            todo: list[PlannedGame] = []
+            for p in pairings:  # planned and played a slice at a time: memory does not grow with games
+                first, left = planner.seq, p.games
+                while left:
+                    take = min(left, PLAN_SLICE - len(todo))
+                    todo += planner.plan(rnd, [Pairing(p.group, take)])[0]
+                    left -= take
+                    if len(todo) >= PLAN_SLICE:
+                        play_slice(todo, f"round {rnd}")
+                        feed(planner.seq, todo)
+                        todo = []
+                results.append(StoredGames(store, first, planner.seq))
+            if todo:
+                play_slice(todo, f"round {rnd}")
+            feed(planner.seq, todo)
+            if state.records:
+                snapshot(state.records)
+            return results
 
         ranking = drive(fmt, play)
     store.set_meta("format_ranking", json.dumps(ranking))
-    records = store.matches()
-    board = compute(records, names, scale=scale, elo_k=rc.elo_k, bootstrap=rc.bootstrap, openskill_model=rc.openskill_model,
-                    alpha=rc.alpha, seed=cfg.seed, rank_by=rc.rank_by)
+    feed(planner.seq)
+    board = leaderboard_board(state, bootstrap=rc.bootstrap, alpha=rc.alpha, seed=cfg.seed, rank_by=rc.rank_by)
     title = f"{game_name} — {cfg.format.kind}"
     write_files(board, store.path, title, {"format": cfg.format.kind, "format_ranking": ranking, "seed": cfg.seed})
     if cfg.plots:
         plot_payoff(board, store.path / "payoff.png")
         plot_ratings(store.snapshots("bt"), store.path / "ratings.png")
     for row in board["rows"]:
-        tb.scalar(f"final/bt/{row.agent}", row.rating, len(records))
+        tb.scalar(f"final/bt/{row.agent}", row.rating, state.records)
     from arena.leaderboard import to_markdown
 
-    tb.text("leaderboard", to_markdown(board, title), len(records))
+    tb.text("leaderboard", to_markdown(board, title), state.records)
     tb.close()
-    hook.arena_run_finished(run=context, summary={"status": "finished", "games": len(records),
+    hook.arena_run_finished(run=context, summary={"status": "finished", "games": state.records,
                                                   "leaderboard_markdown": to_markdown(board, title)})
     store.close()
-    return TournamentResult(str(store.path), names, ranking, board, played, len(records))
+    return TournamentResult(str(store.path), names, ranking, board, played, state.records)

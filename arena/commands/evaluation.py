@@ -55,7 +55,6 @@ def _leaderboard_run(args: argparse.Namespace) -> int:
     from arena.tournament import TournamentConfig
 
     with RunStore.open_existing(args.run_dir) as store:
-        records = store.matches()
         rc, seed, title, cfg_kind = None, 0, Path(args.run_dir).name, None
         text = store.config_text()
         if text is not None:
@@ -72,7 +71,7 @@ def _leaderboard_run(args: argparse.Namespace) -> int:
             kw["bootstrap"] = args.bootstrap
         meta = store.meta()
         names = json.loads(meta.get("agents", "[]"))  # pool order: the bootstrap depends on it
-        board = compute(records, names, scale=store.margin_scale(), seed=seed, **kw)
+        board = compute(store.iter_matches(), names, scale=store.margin_scale(), seed=seed, **kw)
         extra = {"format_ranking": json.loads(meta.get("format_ranking", "[]"))}
         if cfg_kind:
             extra["format"] = cfg_kind

@@ -40,7 +40,13 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _league_config() -> type:
+    from arena.league import LeagueConfig
+
+    return LeagueConfig
+
+
 @hookimpl
 def arena_commands() -> list[Command]:
     return [Command("league", "run or resume a league (population training + evaluation) from a YAML config",
-                    _args, _run)]
+                    _args, _run, config=_league_config())]

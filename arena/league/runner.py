@@ -167,6 +167,9 @@ class League:
         self._executor: Any = None
         self._started = self._finished = False
         self.results: dict[str, Any] | None = None
+        self._ratings: Any = None
+        """The evaluation store's :class:`arena.rating.RatingState`, fed as games are stored."""
+        self._rated_upto = 0
         try:
             self._build()
             self.executor()  # an unreachable cluster or impossible request fails here, before any step
@@ -529,7 +532,6 @@ class League:
     # -- evaluation -----------------------------------------------------------------------------------
     def evaluate(self, step: int) -> dict[str, float]:
         """Snapshot learners and solvers, then a gauntlet: newcomers against every earlier member."""
-        from arena.rating import bradley_terry, pairwise_outcomes
         from arena.schedule import Planner, play_planned, stored
         from arena.tournament import drive, margin_scale
 
@@ -562,18 +564,35 @@ class League:
             drive(fmt, play)
         self.state.eval_members = names
         self.state.evaluated_at.append(step)
-        records = self.store.matches()
+        ratings = self.ratings(names)
         out: dict[str, float] = {}
-        if records:
-            fit = bradley_terry(pairwise_outcomes(records, scale), names, bootstrap=0)
-            games = {a: sum(1 for r in records for x in r.seats if x == a) for a in names}
-            self.store.record_snapshot(len(records), "bt", {a: (fit.rating[i], None, None, games[a])
-                                                           for i, a in enumerate(names)})
+        if ratings.records:
+            fit = ratings.bradley_terry(names)
+            games = ratings.games()
+            self.store.record_snapshot(ratings.records, "bt", {a: (fit.rating[i], None, None, games[a])
+                                                              for i, a in enumerate(names)})
             for i, a in enumerate(names):  # fixed members, and every other member's newest snapshot
                 if "@" not in a or a.endswith(f"@{step}"):
                     out[f"rating/bt/{a.split('@')[0]}"] = float(fit.rating[i])
         self.store.set_meta("margin_scale", "" if scale is None else repr(scale))
         return out
+
+    def ratings(self, names: list[str]) -> Any:
+        """The evaluation games' rating state, brought up to date: only games stored since the
+        last call are read (a resumed run streams the store once), so evaluating stays linear
+        in the games however many steps the league runs."""
+        from arena.rating import RatingState
+        from arena.tournament import margin_scale
+
+        if self._ratings is None:
+            rc = self.cfg.evaluation.ratings
+            self._ratings = RatingState(scale=margin_scale(self.game, rc.outcome), elo_k=rc.elo_k,
+                                        openskill_model=rc.openskill_model)
+        self._ratings.ensure(names)
+        for rec in self.store.iter_matches(self._rated_upto):
+            self._ratings.add(rec)
+            self._rated_upto = rec.plan_seq + 1
+        return self._ratings
 
     def measure(self, step: int, train_metrics: dict[str, float]) -> dict[str, float]:
         """Learner metrics at this step (step 0: before any training); one row of ``metrics.csv``."""
@@ -629,9 +648,9 @@ class League:
     def finish(self) -> dict[str, Any] | None:
         """Leaderboard, metrics files and plots from what the stores hold."""
         from arena.league.metrics import plot_curves, write_csv
-        from arena.leaderboard import compute, plot_payoff, plot_ratings, to_markdown, write_files
+        from arena.leaderboard import board as leaderboard
+        from arena.leaderboard import plot_payoff, plot_ratings, to_markdown, write_files
         from arena.atomic import write_json_atomic
-        from arena.tournament import margin_scale
 
         title = f"{self.game.spec.full_name} — {self.kind}"
         rows = self.state.metrics
@@ -643,13 +662,12 @@ class League:
             write_json_atomic(self.run_dir / "results.json", self.results, indent=2, default=float)
             if self.cfg.plots:
                 plot_curves(self.run_dir / "curves.png", rows, title)
-        records = self.store.matches()
+        ratings = self.ratings(list(self.state.eval_members))
         board = None
-        if records:
+        if ratings.records:
             rc = self.cfg.evaluation.ratings
-            board = compute(records, self.state.eval_members, scale=margin_scale(self.game, rc.outcome),
-                            elo_k=rc.elo_k, bootstrap=rc.bootstrap, openskill_model=rc.openskill_model,
-                            alpha=rc.alpha, seed=self.cfg.seed, rank_by=rc.rank_by)
+            board = leaderboard(ratings, bootstrap=rc.bootstrap, alpha=rc.alpha, seed=self.cfg.seed,
+                                rank_by=rc.rank_by)
             write_files(board, self.run_dir, title, {"steps": self.state.step, "seed": self.cfg.seed})
             if self.cfg.plots:
                 plot_payoff(board, self.run_dir / "payoff.png")

@@ -110,4 +110,4 @@ def _run(args: argparse.Namespace) -> int:
 @hookimpl
 def arena_commands() -> list[Command]:
     return [Command("train", "train neural learners from a YAML config (rollouts via the match runner)",
-                    _args, _run)]
+                    _args, _run, config=TrainConfig)]

@@ -1,5 +1,9 @@
 """``arena solve``: run a CFR-family or MCCFR solver on a game, show progress, and write the
-policy (JSON), the exploitability curve (CSV + PNG) and TensorBoard scalars to ``--out``."""
+policy (JSON), the exploitability curve (CSV + PNG), TensorBoard scalars and ``results.json``
+(``final``: exploitability, NashConv, seconds) to ``--out``.
+
+The same run from a YAML config (keys of :class:`SolveConfig`) — what ``arena sweep`` runs over
+seeds: ``arena solve configs/solve/kuhn_es_mccfr.yaml seed=3 out=runs/x``."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dataclasses import dataclass, field
+
 from arena.cli_api import Command
 from arena.errors import ArenaError
 from arena.game import parse_scalar
@@ -15,8 +21,26 @@ from arena.game import parse_scalar
 from .run import ALGOS, Solve, make_solve, run_solve
 
 
+@dataclass
+class SolveConfig:
+    """``arena solve CONFIG [key=value ...]``: the flags as YAML keys (``params``: ``--set``)."""
+
+    game: str = ""
+    algo: str = "cfr+"
+    iterations: int = 1000
+    out: str | None = None
+    log_every: int = 0
+    device: str = "numpy"
+    updates: str = "alternating"
+    seed: int = 0
+    max_nodes: int | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--game", required=True, help="game name, e.g. leduc_poker or 'kuhn_poker(players=3)'")
+    p.add_argument("config", nargs="?", help="optional YAML config (keys of SolveConfig) instead of the flags")
+    p.add_argument("overrides", nargs="*", help="key=value overrides of the config, e.g. seed=3 out=runs/x")
+    p.add_argument("--game", help="game name, e.g. leduc_poker or 'kuhn_poker(players=3)'")
     p.add_argument("--algo", default="cfr+", choices=ALGOS, help="solver (default cfr+)")
     p.add_argument("--iterations", type=int, default=1000, help="iterations (default 1000)")
     p.add_argument("--out", help="directory for policy.json, curve.csv, curve.png and TensorBoard events")
@@ -41,9 +65,29 @@ def _params(items: list[str]) -> dict[str, Any]:
     return out
 
 
+def _from_config(args: argparse.Namespace) -> None:
+    """Fill ``args`` from the YAML config (its keys win over flags)."""
+    from arena.cli_api import config_and_overrides
+    from arena.config import load_config
+
+    if args.config is None:
+        if not args.game:
+            raise ArenaError("arena solve: give --game NAME (or a YAML config)")
+        return
+    cfg = load_config(SolveConfig, *config_and_overrides(args.config, args.overrides))
+    if not cfg.game:
+        raise ArenaError(f"{args.config}: missing required key 'game'")
+    if cfg.algo not in ALGOS:
+        raise ArenaError(f"{args.config}: algo '{cfg.algo}' is not one of {', '.join(ALGOS)}")
+    for key in ("game", "algo", "iterations", "out", "log_every", "device", "updates", "seed", "max_nodes"):
+        setattr(args, key, getattr(cfg, key))
+    args.params = [f"{k}={v}" for k, v in cfg.params.items()] + list(args.params)
+
+
 def run(args: argparse.Namespace) -> int:
     from arena.loading import load_game
 
+    _from_config(args)
     game = load_game(args.game)
     log_every = args.log_every if args.log_every > 0 else max(1, args.iterations // 50)
     solve = make_solve(game, args.algo, device=args.device, updates=args.updates, seed=args.seed,
@@ -73,8 +117,12 @@ def run(args: argparse.Namespace) -> int:
               "nash_conv": last["nash_conv"], "exploitability": last["exploitability"],
               "seconds": round(solve.seconds, 4)}
     if out:
+        from arena.atomic import write_json_atomic
+
         solve.policy().save(out / "policy.json")
         write_curve(solve, out)
+        write_json_atomic(out / "results.json", {"game": result["game"], "seed": args.seed, "final": result},
+                          indent=2)
     if args.json:
         from arena.cli_api import emit_json
 
@@ -141,4 +189,4 @@ def plot_curves(curves: dict[str, list[dict]], path: Path, title: str) -> None:
 
 
 COMMAND = Command("solve", "solve a game with CFR-family or Monte-Carlo CFR; writes policy, curve, TensorBoard",
-                  add_arguments, run)
+                  add_arguments, run, config=SolveConfig)

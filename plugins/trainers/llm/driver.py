@@ -151,4 +151,4 @@ def _run(args: argparse.Namespace) -> int:
 @hookimpl
 def arena_commands() -> list[Command]:
     return [Command("llm-train", "train an LLM policy by self-play (selfplay_rlvr, sppo, llm_advantage_alignment)",
-                    _args, _run)]
+                    _args, _run, config=LLMTrainConfig)]

@@ -1,0 +1,123 @@
+"""``arena sweep CONFIG seeds=0-9 [key=value ...]``: one config over many seeds, aggregated
+(see :mod:`arena.sweep`)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from arena.cli_api import Command
+from arena.errors import ArenaError
+from arena.hookspecs import hookimpl
+
+
+def _args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", help="a YAML config of a sweepable command (train, league, llm-train, solve, ...)")
+    p.add_argument("overrides", nargs="*", help="seeds=0-9 (or 0,3,7) and key=value overrides for every seed")
+    p.add_argument("--command", help="the command that runs CONFIG (default: the one whose config accepts it)")
+    p.add_argument("--dir", help="sweep directory (default: the config's out + '-sweep'); one seed-S/ per seed")
+    p.add_argument("--jobs", type=int, default=1, help="seeds run at once, each its own process (default 1)")
+    p.add_argument("--nice", type=int, default=0, help="run the seeds' processes at this niceness increment")
+    p.add_argument("--metric", action="append", default=[], metavar="PATTERN",
+                   help="final metrics to report (glob, repeatable; default: all but step, seconds, train/*)")
+    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--report-only", action="store_true", help="aggregate the finished seeds; run nothing")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--no-plot", action="store_true", help="skip report.png")
+
+
+def sweepable() -> dict[str, Any]:
+    """Commands that declare a config with ``seed`` and ``out`` keys."""
+    import dataclasses
+
+    from arena.registry import get_registry
+
+    reg = get_registry()
+    out = {}
+    for name, _ in reg.summaries("command"):
+        cmd = reg.get("command", name)
+        cfg = getattr(cmd, "config", None)
+        if cfg is not None and {"seed", "out"} <= {f.name for f in dataclasses.fields(cfg)}:
+            out[name] = cfg
+    return out
+
+
+def resolve(config: str, overrides: list[str], command: str | None) -> tuple[str, Any]:
+    """The command owning ``config`` and the loaded config (its ``out`` names the sweep)."""
+    from arena.config import load_config
+    from arena.errors import ConfigError
+
+    if not Path(config).is_file():
+        raise ArenaError(f"config file not found: {config}")
+    cands = sweepable()
+    if command is not None:
+        if command not in cands:
+            raise ArenaError(f"--command {command}: not a sweepable command; sweepable: {', '.join(sorted(cands))}")
+        return command, load_config(cands[command], config, overrides)
+    fits, errors = {}, []
+    for name, schema in cands.items():
+        try:
+            fits[name] = load_config(schema, config, overrides)
+        except ConfigError as exc:
+            errors.append(f"{name}: {exc}")
+    if len(fits) == 1:
+        return next(iter(fits.items()))
+    if not fits:
+        raise ArenaError(f"{config} is not a config of any sweepable command ({', '.join(sorted(cands))}); "
+                         + "; ".join(errors[:4]))
+    raise ArenaError(f"{config} fits several commands ({', '.join(sorted(fits))}); choose one with --command")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from arena import sweep as S
+    from arena.cli_api import emit_json
+
+    seeds, overrides = S.split_overrides(args.overrides)
+    command, cfg = resolve(args.config, overrides, args.command)
+    directory = Path(args.dir) if args.dir else Path(f"{cfg.out}-sweep")
+    if seeds is None:
+        state = directory / S.SWEEP_FILE
+        if not (args.report_only and state.exists()):
+            raise ArenaError("arena sweep needs seeds=..., e.g. seeds=0-4")
+        import json
+
+        seeds = json.loads(state.read_text()).get("seeds", [])
+    if args.jobs < 1 or args.resamples < 1:
+        raise ArenaError("--jobs and --resamples must be at least 1")
+    plan = S.SweepPlan(command, args.config, overrides, list(seeds), directory)
+    say = (lambda s: None) if args.json else (lambda s: print(s, file=sys.stderr, flush=True))
+    status: dict[int, str] = {}
+    if not args.report_only:
+        status = S.run_seeds(plan, S.arena_argv(), jobs=args.jobs, log=say, nice=args.nice)
+    finals = S.final_metrics(directory, plan.seeds)
+    rep = S.report(finals, args.metric, resamples=args.resamples)
+    failed = {s: v for s, v in status.items() if v.startswith("failed")}
+    line = f"arena sweep {args.config} seeds={','.join(map(str, plan.seeds))}" + "".join(f" {o}" for o in overrides)
+    title = f"{Path(args.config).stem} over {rep['n']} seeds ({command})"
+    files = S.write_report(dict(rep, failed=failed), directory, title, line, plots=not args.no_plot)
+    if args.json:
+        emit_json(dict(rep, failed=failed, directory=str(directory), command=line))
+    else:
+        from arena.cli_api import console
+        from rich.table import Table
+
+        table = Table(title=title)
+        for h in ("metric", "IQM", "95% CI", "mean", "min", "max"):
+            table.add_column(h, justify="left" if h == "metric" else "right")
+        for k, m in rep["metrics"].items():
+            table.add_row(k, f"{m['iqm']:.4g}", f"[{m['iqm_ci'][0]:.4g}, {m['iqm_ci'][1]:.4g}]", f"{m['mean']:.4g}",
+                          f"{m['min']:.4g}", f"{m['max']:.4g}")
+        console().print(table)
+        print(f"wrote {', '.join(str(f) for f in files)}")
+    if failed:
+        print(f"arena: error: {len(failed)} seed(s) failed: " + "; ".join(f"seed {s}: {v}" for s, v in failed.items()),
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+@hookimpl
+def arena_commands() -> list[Command]:
+    return [Command("sweep", "run a train/league/llm-train/solve config over many seeds; IQM, bootstrap CIs, "
+                             "performance profiles", _args, _run)]
