@@ -42,7 +42,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from arena.errors import ArenaError, ConfigError
+from arena.errors import ConfigError
 from arena.league.config import LeagueConfig, MemberConfig, _plain, fingerprint_of, teams, validate
 from arena.league.matchmaking import PayoffTable, newcomer_round, pfsp_weights
 
@@ -105,8 +105,6 @@ class League:
         self.log = log or (lambda s: None)
         _torch_threads(cfg.torch_threads)
         self.game = load_game(cfg.game)
-        if self.game.spec.text_decisions:
-            raise ArenaError(f"game '{self.game.spec.full_name}' has free-text decisions; leagues need choice games")
         self.fp = fingerprint_of(cfg)
         fresh = not (Path(cfg.out) / "arena.sqlite").exists()
         self.store = RunStore.open(cfg.out, self.fp, config_text, kind="league")
