@@ -31,6 +31,10 @@ def test_table_talk_text_face_and_abstraction():
     assert s.decision_kind(0) == "choice" and s.legal_actions(0) == [0, 1]
     assert 'you: "I hold nothing"' in s.observation_text(0)
     assert 'your opponent: "I hold nothing"' in s.observation_text(1)
+    # hidden information: each side sees its own card and the public talk, never the other card
+    assert "Jack" in s.observation_text(0) and "King" not in s.observation_text(0)
+    assert "King" in s.observation_text(1) and "Jack" not in s.observation_text(1)
+    assert s.observation_tensor(0).shape == g.spec.observation_shape
     s.apply_action(1)  # bet
     a = s.abstracted(g.abstract(3), lambda p, text: 2)
     assert a.said == [(0, 2)] and a.information_state_key(1) != s.information_state_key(1)
@@ -138,7 +142,7 @@ def test_lspo_iteration_end_to_end_and_state_round_trip():
     g = load_game("table_talk(game=kuhn_poker,max_chars=8)")
     agent = _llm(g, max_text_tokens=8)
     params = {"candidates": 1, "k_min": 2, "k_max": 2, "solver_iterations": 50, "eval_samples": 1,
-              "compare_initial": False, "epochs": 1, "lr": 1e-4, "seed": 0}
+              "compare_initial": False, "measure_before": False, "epochs": 1, "lr": 1e-4, "seed": 0}
     trainer = load_trainer({"name": "lspo", "params": params}, g, [agent])
     trajs = [r.trajectory for r in play_games(g, [agent, agent], num_games=4, seed=0, record=True)]
     out = trainer.update(trajs)

@@ -57,7 +57,7 @@ class LSPO(DPO):
     name = "lspo"
     defaults = {**DPO.defaults, "beta": 0.5, "reference": "iteration", "candidates": 4, "k_min": 2, "k_max": 4,
                 "embedding": "tfidf", "corpus": 4000, "solver": "cfr+", "solver_iterations": 500, "margin": 0.1,
-                "decisions": "all", "eval_samples": 16, "compare_initial": True}
+                "decisions": "all", "eval_samples": 16, "compare_initial": True, "measure_before": True}
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
         super().__init__(game, learners, **params)
@@ -235,8 +235,9 @@ class LSPO(DPO):
                "lspo/corpus": float(len(self.corpus)), "lspo/cfr_exploitability": exploitability(abstract, star, tree),
                "lspo/pairs_talk": float(n_talk), "lspo/pairs_move": float(n_move),
                "lspo/skipped_games": float(skipped)}
-        before = self._measure(abstract, self.abstract_policy(abstract, self.agent, seed + 1), star)
-        out["lspo/llm_exploitability_before"] = before["exploitability"]
+        if self.p["measure_before"]:
+            before = self._measure(abstract, self.abstract_policy(abstract, self.agent, seed + 1), star)
+            out["lspo/llm_exploitability_before"] = before["exploitability"]
         out.update(self.fit(pairs))
         after = self._measure(abstract, self.abstract_policy(abstract, self.agent, seed + 1), star)
         out.update({f"lspo/llm_{k2}" if k2 == "exploitability" else f"lspo/{k2}": v for k2, v in after.items()})
