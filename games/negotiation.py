@@ -290,6 +290,10 @@ class NegotiationState(State):
                                 "joint_utility": sum(u), "max_joint_utility": max_joint(self.pool, self.values),
                                 "turns": self.turn, "transcript": list(self.events)}
         info["pareto_optimal"] = bool(alloc and pareto_optimal(self.pool, self.values, alloc[0]))
+        # the same facts as numbers, so learner metrics (arena/league/metrics.py seat_stats) average them
+        info["agreement"] = float(bool(self.agreed))
+        info["pareto"] = float(info["pareto_optimal"])
+        info["joint_fraction"] = sum(u) / info["max_joint_utility"] if info["max_joint_utility"] else 0.0
         return info
 
     def summary(self) -> str:

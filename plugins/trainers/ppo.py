@@ -44,7 +44,9 @@ class PGConfig:
     advantage: str = "gae"
     """``gae`` (critic) or ``group``: discounted return-to-go minus the leave-one-out mean of the
     other games' return-to-go at the same decision index (the AdAlign LLM code's baseline; no
-    critic, exact for fixed-horizon games whose value depends on the round)."""
+    critic, exact for fixed-horizon games whose value depends on the round); ``trajectory``: the
+    ablation of turn-level credit, one advantage per seat and game (its whole return minus the
+    critic's value at its first decision) on every decision of that game."""
     warmup: int = 0
     """Updates at the start that fit only the critics (the actor waits for useful advantages)."""
     seed: int = 0
@@ -200,8 +202,9 @@ class PPOTrainer(Trainer):
 
     def advantages(self, games: list[list[Segment]]) -> None:
         cfg = self.config
-        if cfg.advantage not in ("gae", "group"):
-            raise ArenaError(f"trainer '{self.name}': advantage must be 'gae' or 'group', got {cfg.advantage!r}")
+        if cfg.advantage not in ("gae", "group", "trajectory"):
+            raise ArenaError(f"trainer '{self.name}': advantage must be 'gae', 'group' or 'trajectory', "
+                             f"got {cfg.advantage!r}")
         self._score(games)
         for segs in games:
             for s in segs:
@@ -210,6 +213,10 @@ class PPOTrainer(Trainer):
                 s.advantages = raw
         if cfg.advantage == "group":
             group_advantages([s for segs in games for s in segs], cfg.gamma)
+        elif cfg.advantage == "trajectory":
+            for segs in games:
+                for s in segs:
+                    s.advantages = np.full(len(s.rewards), float(np.sum(s.rewards)) - float(s.values[0]))
         if cfg.whiten:
             allv = np.concatenate([s.advantages for segs in games for s in segs])
             mu, sd = allv.mean(), allv.std() + 1e-8

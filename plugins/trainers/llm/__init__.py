@@ -1,8 +1,10 @@
 """LLM trainers: ``selfplay_rlvr`` (SPIRAL-style self-play RL with role-conditioned baselines),
-``sppo`` (self-play preference optimization with game-outcome preferences) and
-``llm_advantage_alignment`` (AA with a leave-one-out group baseline), plus ``arena llm-train``.
+``sppo`` (self-play preference optimization with game-outcome preferences),
+``llm_advantage_alignment`` (AA with a leave-one-out group baseline), ``dpo`` (direct preference
+optimization) and ``lspo`` (latent space policy optimization for talk games), plus
+``arena llm-train``.
 
-All three update an ``llm`` agent's weights (full or LoRA) with transformers + torch through the
+All of them update an ``llm`` agent's weights (full or LoRA) with transformers + torch through the
 trainer contract, so they run in ``arena league`` configs as well. See docs/llm_training.md.
 """
 from __future__ import annotations
@@ -18,6 +20,8 @@ def arena_trainers() -> list[TrainerEntry]:
     from .aa import AA_DEFAULTS, make_llm_aa
     from .arenarl import ArenaRL, make_arenarl
     from .base import COMMON
+    from .dpo import DPO, make_dpo
+    from .lspo import LSPO, make_lspo
     from .selfplay_rlvr import SelfPlayRLVR, make_selfplay_rlvr
     from .sppo import SPPO, make_sppo
 
@@ -32,4 +36,8 @@ def arena_trainers() -> list[TrainerEntry]:
         TrainerEntry("arenarl", make_arenarl,
                      "ArenaRL: groups of rollouts per task ranked by a judge tournament, rank advantages into PG",
                      {**COMMON, **ArenaRL.defaults}),
+        TrainerEntry("dpo", make_dpo, "LLM direct preference optimization (pairs from outcomes, or fit(pairs))",
+                     {**COMMON, **DPO.defaults}),
+        TrainerEntry("lspo", make_lspo, "latent space policy optimization: cluster talk, CFR on the abstract "
+                     "game, DPO toward the favoured latent strategies", {**COMMON, **LSPO.defaults}),
     ]

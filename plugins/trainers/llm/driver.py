@@ -36,6 +36,9 @@ class ModelConfig:
     """When > 0, the tiny model is warmed up on random play of the game before training
     (:mod:`.pretrain`); ``dir`` then holds the warmed-up model."""
     pretrain_games: int = 200
+    pretrain_agent: str = "random"
+    """Who plays the warm-up games (any agent spec; ``table_talker`` for talk games, whose
+    corpus then holds its phrases: the model learns to talk as well as to read)."""
 
 
 @dataclass
@@ -76,6 +79,8 @@ def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
     prompt_keys = {k: v for k, v in dict(cfg.agent).items() if k in ("templates", "instruction", "chat")}
     wanted = {"game": cfg.game, "games": m.pretrain_games, "steps": m.pretrain_steps, "seed": m.seed,
               "prompt": prompt_keys} if m.pretrain_steps > 0 else None
+    if wanted is not None and m.pretrain_agent != "random":
+        wanted["agent"] = m.pretrain_agent
     if (path / "config.json").exists():
         marker = path / PRETRAIN_MARKER
         found = json.loads(marker.read_text())["warmup"] if marker.exists() else None
@@ -94,7 +99,8 @@ def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
         from .pretrain import pretrain
 
         agent = load_agent({"name": "llm", **dict(cfg.agent), "model": str(tmp)}, game)
-        trainable, losses = pretrain(agent, game, games=m.pretrain_games, steps=m.pretrain_steps, seed=m.seed)
+        trainable, losses = pretrain(agent, game, games=m.pretrain_games, steps=m.pretrain_steps, seed=m.seed,
+                                    players=m.pretrain_agent)
         trainable.save(tmp)
         (tmp / PRETRAIN_MARKER).write_text(json.dumps({"warmup": wanted, "loss_per_token": [losses[0], losses[-1]]},
                                                       indent=2))

@@ -19,13 +19,15 @@ import numpy as np
 from arena.game import Game
 
 
-def random_play_corpus(game: Game, agent: Any, games: int, seed: int) -> list[str]:
+def random_play_corpus(game: Game, agent: Any, games: int, seed: int, players: Any = "random") -> list[str]:
     """Each decision of ``games`` uniformly random games as the text ``agent`` reads and answers:
-    its prompt for the observation followed by the scored continuation of the action taken."""
+    its prompt for the observation followed by the scored continuation of the action taken.
+    ``players`` (an agent spec, ``random`` by default) plays every seat; a scripted talker
+    (``table_talker``) gives talk games a corpus of utterances to learn."""
     from arena.loading import load_agent
     from arena.match import play_games
 
-    players = [load_agent("random", game) for _ in range(game.spec.num_players)]
+    players = [load_agent(players, game) for _ in range(game.spec.num_players)]
     for i, p in enumerate(players):
         p.name = f"random{i}"
     texts = []
@@ -38,7 +40,7 @@ def random_play_corpus(game: Game, agent: Any, games: int, seed: int) -> list[st
 
 
 def pretrain(agent: Any, game: Game, games: int = 200, steps: int = 200, lr: float = 1e-3, batch: int = 32,
-             seed: int = 0) -> tuple[Any, list[float]]:
+             seed: int = 0, players: Any = "random") -> tuple[Any, list[float]]:
     """Next-token training of ``agent``'s model on :func:`random_play_corpus`; returns the
     :class:`~.model.TrainableLLM` (``save`` writes the warmed-up model) and the loss per step."""
     import torch
@@ -46,7 +48,7 @@ def pretrain(agent: Any, game: Game, games: int = 200, steps: int = 200, lr: flo
     from .model import attach
 
     torch.manual_seed(seed)
-    texts = random_play_corpus(game, agent, games, seed)
+    texts = random_play_corpus(game, agent, games, seed, players)
     trainable = attach(agent, lr=lr)
     encode = agent.backend.encode
     corpus = [encode(t) for t in texts]

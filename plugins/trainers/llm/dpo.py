@@ -1,0 +1,147 @@
+"""``dpo``: Direct Preference Optimization (Rafailov et al. 2023) on an ``llm`` agent.
+
+Preference pairs in, weights out. A pair is a prompt (token ids) with a *chosen* and a
+*rejected* response (token ids); the loss is
+
+    -log sigmoid(beta * ((log pi(y_c|x) - log ref(y_c|x)) - (log pi(y_r|x) - log ref(y_r|x))))
+
+with log pi the summed log-prob of the response tokens (:meth:`TrainableLLM.logprobs`), and
+``ref`` a frozen reference: the model the trainer started from (``reference: initial``, the
+usual DPO) or the weights at the start of each ``fit`` (``reference: iteration``, an
+iterated DPO that moves the anchor each round). Full weights or LoRA, like every LLM trainer
+here (:mod:`.base`).
+
+Two ways in:
+
+- :meth:`DPO.fit` takes pairs directly — what LSPO (:mod:`.lspo`) and any other pair source
+  use;
+- :meth:`DPO.update` (the trainer contract, so ``arena llm-train`` / ``arena league`` host it)
+  reads pairs from game outcomes: among the learner's decisions that show the same prompt,
+  a response from a seat whose return beat the prompt's mean return is chosen over a
+  different response from a seat below it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from arena.errors import ArenaError
+from arena.game import Game
+from arena.trainer import Trajectory
+
+from .base import LLMTrainer
+from .tokens import learner_decisions
+
+REFERENCES = ("initial", "iteration")
+
+
+@dataclass(frozen=True)
+class PreferencePair:
+    prompt_ids: tuple[int, ...]
+    chosen_ids: tuple[int, ...]
+    rejected_ids: tuple[int, ...]
+
+
+def dpo_loss(pi_chosen: Any, pi_rejected: Any, ref_chosen: Any, ref_rejected: Any, beta: float) -> tuple[Any, Any]:
+    """Mean DPO loss and the per-pair implicit reward margin
+    ``beta * ((pi_c - ref_c) - (pi_r - ref_r))`` (tensors of summed log-probs, one per pair)."""
+    import torch
+
+    margin = beta * ((pi_chosen - ref_chosen) - (pi_rejected - ref_rejected))
+    return -torch.nn.functional.logsigmoid(margin).mean(), margin
+
+
+class DPO(LLMTrainer):
+    name = "dpo"
+    defaults = {"beta": 0.1, "epochs": 4, "reference": "initial", "minibatch": 0, "max_pairs_per_prompt": 4}
+
+    def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
+        super().__init__(game, learners, **params)
+        if self.p["reference"] not in REFERENCES:
+            raise ArenaError(f"trainer '{self.name}': reference must be one of {', '.join(REFERENCES)}, "
+                             f"not {self.p['reference']!r}")
+        if float(self.p["beta"]) <= 0:
+            raise ArenaError(f"trainer '{self.name}': beta must be > 0, not {self.p['beta']}")
+        self.reference = self.model.frozen_copy()
+
+    # -- pairs in ---------------------------------------------------------------------------------
+    def pair_logprobs(self, pairs: Sequence[PreferencePair], grad: bool, model: Any = None) -> tuple[Any, Any]:
+        """Summed log-probs of the chosen and rejected responses (two tensors)."""
+        seq = self.model.logprobs([(p.prompt_ids, r) for p in pairs for r in (p.chosen_ids, p.rejected_ids)],
+                                  grad=grad, model=model)
+        return seq[0::2], seq[1::2]
+
+    def fit(self, pairs: Sequence[PreferencePair]) -> dict[str, float]:
+        """``epochs`` passes of DPO over ``pairs`` (in ``minibatch``-sized chunks; 0 = all at once)."""
+        import torch
+
+        pairs = [p for p in pairs if p.chosen_ids != p.rejected_ids]
+        if not pairs:
+            self.updates += 1
+            return {"dpo/pairs": 0.0}
+        if self.p["reference"] == "iteration":
+            self.reference = self.model.frozen_copy()
+        with torch.no_grad():
+            ref_c, ref_r = self.pair_logprobs(pairs, grad=False, model=self.reference)
+        rng = np.random.default_rng([int(self.p["seed"]), self.updates])
+        size = int(self.p["minibatch"]) or len(pairs)
+        losses, margins, norms = [], [], []
+        for _ in range(max(1, int(self.p["epochs"]))):
+            order = rng.permutation(len(pairs))
+            for start in range(0, len(pairs), size):
+                idx = order[start:start + size]
+                sub = [pairs[i] for i in idx]
+                t = torch.as_tensor(idx, dtype=torch.long)
+                pc, pr = self.pair_logprobs(sub, grad=True)
+                loss, margin = dpo_loss(pc, pr, ref_c[t], ref_r[t], float(self.p["beta"]))
+                norms.append(self.model.step(loss))
+                losses.append(float(loss.detach()))
+                margins.append(float(margin.detach().mean()))
+        self.model.sync()
+        self.updates += 1
+        with torch.no_grad():
+            pc, pr = self.pair_logprobs(pairs, grad=False)
+        return {"dpo/pairs": float(len(pairs)), "dpo/loss_first": losses[0], "dpo/loss_last": losses[-1],
+                "dpo/reward_margin": margins[-1], "dpo/grad_norm": float(np.mean(norms)),
+                "dpo/logp_margin": float((pc - pr).mean()),
+                "dpo/accuracy": float(((pc - ref_c) > (pr - ref_r)).float().mean())}
+
+    # -- the trainer contract: pairs from game outcomes --------------------------------------------
+    def outcome_pairs(self, trajectories: Sequence[Trajectory]) -> list[PreferencePair]:
+        """Per prompt, responses of seats that beat the prompt's mean return over different
+        responses of seats below it (at most ``max_pairs_per_prompt`` pairs per prompt)."""
+        groups: dict[tuple[int, ...], list[tuple[float, tuple[int, ...]]]] = {}
+        for d in learner_decisions(trajectories, self.agent):
+            ret = float(trajectories[d.traj].returns[d.player])
+            groups.setdefault(tuple(d.prompt_ids), []).append((ret, tuple(d.responses[d.chosen])))
+        rng = np.random.default_rng([int(self.p["seed"]), self.updates, 1])
+        out = []
+        cap = int(self.p["max_pairs_per_prompt"])
+        for prompt in sorted(groups):
+            rows = groups[prompt]
+            mean = float(np.mean([r for r, _ in rows]))
+            good = [y for r, y in rows if r > mean]
+            bad = [y for r, y in rows if r < mean]
+            cands = [(c, r) for c in dict.fromkeys(good) for r in dict.fromkeys(bad) if c != r]
+            if len(cands) > cap:
+                cands = [cands[i] for i in sorted(rng.choice(len(cands), size=cap, replace=False))]
+            out += [PreferencePair(prompt, c, r) for c, r in cands]
+        return out
+
+    def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
+        return self.fit(self.outcome_pairs(trajectories))
+
+    def extra_state(self) -> dict[str, Any]:
+        if self.p["reference"] == "iteration":
+            return {}
+        return {"reference": {k: v.detach().clone() for k, v in self.reference.state_dict().items()}}
+
+    def load_extra_state(self, state: dict[str, Any]) -> None:
+        if "reference" in state:
+            self.reference.load_state_dict(state["reference"])
+
+
+def make_dpo(game: Game, learners: Sequence[Any], **params: Any) -> DPO:
+    return DPO(game, learners, **params)

@@ -1,0 +1,266 @@
+"""``lspo``: Latent Space Policy Optimization (Xu et al. 2025, arXiv 2502.04686) for talk games.
+
+One ``update`` is one LSPO iteration on the self-play games the league runner just played
+(``arena llm-train`` / ``arena league`` host it; nothing here plays whole games):
+
+1. **Latent space.** Every utterance the learner said, plus ``candidates`` extra samples at
+   each of its talk turns (the paper's N candidate utterances), joins a corpus (the last
+   ``corpus`` utterances are kept); the corpus is re-clustered (:mod:`.latent`). The number of
+   clusters is chosen by silhouette in ``[k_min, k_max]``, so it grows when the policy starts
+   saying new kinds of things.
+2. **Abstract game.** The game's ``abstract(k)`` (``table_talk(messages=k)``) replaces each
+   utterance by its cluster id; ``solver`` (any ``cfr`` algorithm: ``cfr+``, ``mccfr-es``, ...)
+   runs ``solver_iterations`` on it; its average policy is sigma*.
+3. **Preference pairs.** At each recorded learner decision, mapped into the abstract game, a
+   response is favoured by how much more sigma* plays its latent strategy than the LLM does
+   now: ``sigma*(z | I) - pi(z | I)``, with pi at a talk turn the frequency of each cluster among
+   all candidates said at that abstract infoset, and at a move the agent's recorded policy. The
+   most favoured response is chosen over the least favoured one (a talk turn's candidates, a
+   move's legal moves) when the two differ by at least ``margin``. (The paper leaves the rule
+   open. Ranking by sigma* alone cannot work for cheap talk: CFR started uniform keeps the
+   message ids symmetric, so sigma* talks uniformly and ranks nothing; the excess over the
+   LLM's own frequency then pushes an LLM that leaks its hand toward talk that does not.)
+4. **DPO** (:class:`.dpo.DPO`, LoRA or full weights, ``reference: iteration`` by default: the
+   anchor is the model at the start of the iteration).
+
+Measured every iteration, all exact in the abstract game of that iteration (``lspo/*``):
+``latent_strategies`` (k), ``cfr_exploitability`` (sigma*'s), ``llm_exploitability_before`` /
+``llm_exploitability`` (the LLM's policy before / after the DPO step), ``initial_llm_exploitability``
+(the untrained model in the same abstraction, with ``compare_initial``), and the LLM's exact
+return and win probability against sigma* and against uniform play.
+
+**The LLM's policy in the abstract game.** At an abstract history each latent message is
+rendered as its cluster's representative utterance; at a talk infoset the LLM samples
+``eval_samples`` utterances and the latent policy is the frequency of their clusters; at a move
+it is the agent's scored policy. That is an estimate (an abstract infoset stands for many texts),
+stated as such in docs/lspo.md.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+
+from arena.agent import Observation
+from arena.errors import ArenaError
+from arena.game import Game
+from arena.trainer import Trajectory
+
+from .dpo import DPO, PreferencePair
+from .latent import LatentSpace, hidden_state_encoder
+from .rollout import replay
+
+
+class LSPO(DPO):
+    name = "lspo"
+    defaults = {**DPO.defaults, "beta": 0.5, "reference": "iteration", "candidates": 4, "k_min": 2, "k_max": 4,
+                "embedding": "tfidf", "corpus": 4000, "solver": "cfr+", "solver_iterations": 500, "margin": 0.1,
+                "decisions": "all", "eval_samples": 16, "compare_initial": True, "measure_before": True}
+
+    def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
+        super().__init__(game, learners, **params)
+        if not hasattr(game, "abstract") or not game.spec.text_decisions:
+            raise ArenaError(f"trainer 'lspo' needs a free-text talk game with a latent abstraction "
+                             f"(e.g. table_talk(game=kuhn_poker)); '{game.spec.full_name}' is not one")
+        if not game.abstract(1).spec.tree:  # type: ignore[attr-defined]
+            raise ArenaError(f"trainer 'lspo': the abstract game of '{game.spec.full_name}' is not a tree game "
+                             "(the CFR solvers need one)")
+        if self.p["decisions"] not in ("all", "talk"):
+            raise ArenaError(f"trainer 'lspo': decisions must be 'all' or 'talk', not {self.p['decisions']!r}")
+        encoder = (hidden_state_encoder(self.model, self.agent.backend.encode)
+                   if self.p["embedding"] == "hidden" else None)
+        self.latent = LatentSpace(int(self.p["k_min"]), int(self.p["k_max"]), str(self.p["embedding"]),
+                                  seed=int(self.p["seed"]), encoder=encoder)
+        self.corpus: list[str] = []
+        self.initial = self.model.frozen_copy() if self.p["compare_initial"] else None
+
+    # -- 1. candidates and the latent space -------------------------------------------------------
+    def _generate(self, observations: Sequence[Observation], n: int, seed: int) -> list[list[str]]:
+        """``n`` sampled utterances per observation, one batched backend call."""
+        from arena.plugins.agents.llm.selection import clip_text
+
+        agent = self.agent
+        if not observations or n < 1:
+            return [[] for _ in observations]
+        prompts = [agent.prompts.build(o) for o in observations for _ in range(n)]
+        rng = np.random.default_rng(seed)
+        gens = agent.backend.generate(prompts, max_tokens=agent.max_text_tokens, temperature=max(agent.temperature, 1e-3),
+                                      seeds=[int(s) for s in rng.integers(2**31, size=len(prompts))], stop=["\n"])
+        texts = [clip_text(g.text, observations[i // n].max_text_length) for i, g in enumerate(gens)]
+        return [texts[i * n:(i + 1) * n] for i in range(len(observations))]
+
+    def _assign(self, texts: Sequence[str]) -> dict[str, int]:
+        uniq = sorted(set(texts))
+        return dict(zip(uniq, (int(x) for x in self.latent.assign(uniq))))
+
+    # -- the LLM's policy in an abstract game -------------------------------------------------------
+    def abstract_policy(self, abstract: Game, agent: Any, seed: int) -> np.ndarray:
+        """The slot vector of ``agent``'s policy in ``abstract`` (module docstring)."""
+        from arena.tree import get_tree
+
+        tree = get_tree(abstract)
+        reps = self.latent.representatives
+        sigma = np.zeros(tree.num_slots)
+        talk, talk_slots, moves, move_slots = [], [], [], []
+        rng = np.random.default_rng(0)
+        saved = self.agent
+        self.agent = agent
+        try:
+            for i in range(tree.num_infosets):
+                st = tree.state_of(i, abstract)
+                player = int(tree.info_player[i])
+                concrete = st.abstracted(self.game, lambda p, m: m)  # type: ignore[attr-defined]
+                concrete.said = [(p, reps[m]) for p, m in st.said]  # type: ignore[attr-defined]
+                obs = Observation(concrete, player, rng, self.game.spec.full_name)
+                s0, k = int(tree.info_start[i]), int(tree.info_size[i])
+                (talk if obs.decision == "text" else moves).append(obs)
+                (talk_slots if obs.decision == "text" else move_slots).append((s0, k))
+            # one batched scoring call for every move infoset (the agent's exact scored policy)
+            policies = ([p for p, _ in agent._policies(moves, [agent.prompts.build(o) for o in moves])]
+                        if hasattr(agent, "_policies") else [agent.policy(o) for o in moves])
+            for (s0, k), pol in zip(move_slots, policies):
+                sigma[s0:s0 + k] = [pol.get(int(a), 0.0) for a in tree.slot_action[s0:s0 + k]]
+            m = int(self.p["eval_samples"])
+            samples = self._generate(talk, m, seed)
+            ids = self._assign([t for row in samples for t in row])
+            for (s0, k), row in zip(talk_slots, samples):
+                counts = np.bincount([ids[t] for t in row], minlength=k)[:k].astype(float)
+                sigma[s0:s0 + k] = counts / max(counts.sum(), 1.0)
+        finally:
+            self.agent = saved
+        return sigma
+
+    def _measure(self, abstract: Game, sigma: np.ndarray, star: np.ndarray) -> dict[str, float]:
+        """Exploitability of ``sigma`` and its exact return / win probability against sigma* and
+        uniform play, averaged over seats."""
+        from arena.exploitability import exploitability, policy_value
+        from arena.tree import get_tree
+
+        tree = get_tree(abstract)
+        win_tree = dataclasses.replace(tree, utility=(tree.utility > 0).astype(float), _derived={})
+        uniform = np.zeros(tree.num_slots)
+        for i in range(tree.num_infosets):
+            s0, k = int(tree.info_start[i]), int(tree.info_size[i])
+            uniform[s0:s0 + k] = 1.0 / k
+        out = {"exploitability": exploitability(abstract, sigma, tree)}
+        n = tree.num_players
+        for name, other in (("cfr", star), ("uniform", uniform)):
+            rets, winp = [], []
+            for p in range(n):
+                mixed = other.copy()
+                a, b = tree.player_slots[p]
+                mixed[a:b] = sigma[a:b]
+                rets.append(policy_value(abstract, mixed, tree)[p])
+                winp.append(policy_value(abstract, mixed, win_tree)[p])
+            out[f"return_vs_{name}"] = float(np.mean(rets))
+            out[f"win_vs_{name}"] = float(np.mean(winp))
+        return out
+
+    # -- one iteration ------------------------------------------------------------------------------
+    def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
+        from arena.exploitability import exploitability, policy_array
+        from arena.plugins.agents.cfr.run import make_solve, run_solve
+        from arena.plugins.agents.llm.selection import softmax_policy
+        from arena.tree import get_tree
+
+        seed = int(self.p["seed"]) * 100_003 + self.updates
+        decisions = []  # (state, step) of the learner, replayed
+        skipped = 0
+        for traj in trajectories:
+            states = replay(self.game, traj)
+            if states is None:
+                skipped += 1
+                continue
+            for st, step in zip(states, traj.steps):
+                if traj.seats[step.player] == self.agent.name and step.extra.get("prompt_ids"):
+                    decisions.append((st, step))
+        talk = [(st, step) for st, step in decisions if step.observation.decision == "text"]
+        extra = self._generate([step.observation for _, step in talk], int(self.p["candidates"]), seed)
+        cands = [[str(step.action)] + row for (_, step), row in zip(talk, extra)]
+        self.corpus = (self.corpus + [t for row in cands for t in row])[-int(self.p["corpus"]):]
+        if not self.corpus:
+            self.updates += 1
+            return {"lspo/skipped_games": float(skipped), "dpo/pairs": 0.0}
+        self.latent.fit(self.corpus)
+        k = self.latent.k
+        abstract = self.game.abstract(k)  # type: ignore[attr-defined]
+        solve = make_solve(abstract, str(self.p["solver"]), seed=seed)
+        run_solve(solve, int(self.p["solver_iterations"]))
+        tree = get_tree(abstract)
+        star = policy_array(abstract, solve.policy(), tree)
+        table = solve.policy()
+        latent_of = self._assign([m for st, _ in decisions for _, m in st.said if isinstance(m, str)]
+                                 + [t for row in cands for t in row])
+
+        def latent(_p: int, text: str) -> int:
+            return latent_of[text]
+
+        pairs: list[PreferencePair] = []
+        n_talk = n_move = 0
+        margin = float(self.p["margin"])
+        enc = self.agent.backend.encode
+        talk_cands = {id(step): row for (_, step), row in zip(talk, cands)}
+        keyed = [(st.abstracted(abstract, latent).information_state_key(step.player), st, step)
+                 for st, step in decisions]
+        said: dict[str, list[int]] = {}  # how often the LLM says each latent strategy, per abstract infoset
+        for key, _, step in keyed:
+            if step.observation.decision == "text":
+                said.setdefault(key, []).extend(latent_of[t] for t in talk_cands[id(step)])
+        for key, st, step in keyed:
+            probs = table.get(key) or {}
+            prompt = tuple(step.extra["prompt_ids"])
+            obs = step.observation
+            if obs.decision == "text":
+                freq = np.bincount(said[key], minlength=k) / len(said[key])
+                excess = {t: probs.get(latent_of[t], 0.0) - freq[latent_of[t]] for t in set(talk_cands[id(step)])}
+                ranked = sorted(excess, key=lambda t: (excess[t], t))
+                lo, hi = ranked[0], ranked[-1]
+                if excess[hi] - excess[lo] >= margin:
+                    pairs.append(PreferencePair(prompt, tuple(enc(hi)), tuple(enc(lo))))
+                    n_talk += 1
+            elif self.p["decisions"] == "all" and "scores" in step.extra:
+                pol = softmax_policy(obs.legal_actions, step.extra["scores"], self.agent.temperature)
+                gap = {a: probs.get(a, 0.0) - pol[a] for a in obs.legal_actions}
+                acts = sorted(gap, key=lambda a: (gap[a], a))
+                lo_a, hi_a = acts[0], acts[-1]
+                if gap[hi_a] - gap[lo_a] >= margin:
+                    cont = self.agent.prompts.continuation
+                    self.agent.prompts.build(obs)  # sets whether the chat template shapes the labels
+                    pairs.append(PreferencePair(prompt, tuple(enc(cont(obs.label_of(hi_a)))),
+                                                tuple(enc(cont(obs.label_of(lo_a))))))
+                    n_move += 1
+        out = {"lspo/latent_strategies": float(k), "lspo/silhouette": float(self.latent.silhouette),
+               "lspo/corpus": float(len(self.corpus)), "lspo/cfr_exploitability": exploitability(abstract, star, tree),
+               "lspo/pairs_talk": float(n_talk), "lspo/pairs_move": float(n_move),
+               "lspo/skipped_games": float(skipped)}
+        if self.p["measure_before"]:
+            before = self._measure(abstract, self.abstract_policy(abstract, self.agent, seed + 1), star)
+            out["lspo/llm_exploitability_before"] = before["exploitability"]
+        out.update(self.fit(pairs))
+        after = self._measure(abstract, self.abstract_policy(abstract, self.agent, seed + 1), star)
+        out.update({f"lspo/llm_{k2}" if k2 == "exploitability" else f"lspo/{k2}": v for k2, v in after.items()})
+        if self.initial is not None:
+            frozen = copy.copy(self.agent)
+            from arena.plugins.agents.llm.hf import TransformersBackend
+
+            frozen.backend = TransformersBackend(self.initial, self.model.tokenizer)
+            first = self._measure(abstract, self.abstract_policy(abstract, frozen, seed + 1), star)
+            out["lspo/initial_llm_exploitability"] = first["exploitability"]
+            out["lspo/initial_return_vs_cfr"] = first["return_vs_cfr"]
+        return out
+
+    def extra_state(self) -> dict[str, Any]:
+        return {**super().extra_state(), "corpus": list(self.corpus)}
+
+    def load_extra_state(self, state: dict[str, Any]) -> None:
+        super().load_extra_state(state)
+        self.corpus = list(state.get("corpus", []))
+
+    def describe_latent(self) -> list[dict[str, Any]]:
+        return self.latent.describe()
+
+
+def make_lspo(game: Game, learners: Sequence[Any], **params: Any) -> LSPO:
+    return LSPO(game, learners, **params)

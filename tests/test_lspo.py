@@ -1,0 +1,159 @@
+"""LSPO's pieces against known values: the table-talk game and its abstraction (uniform Kuhn
+exploitability 11/24, a leaky talker is exploitable, CFR solves the abstract game), latent
+strategies (phrase families recovered), the DPO loss (hand-computed), DPO raising the chosen
+response's margin, outcome pairs, and one LSPO iteration end to end with a resumable state."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from arena.errors import ArenaError
+from arena.exploitability import exploitability
+from arena.loading import load_agent, load_game
+from arena.match import play_games
+
+
+def _uniform(state, player):
+    acts = state.legal_actions(player)
+    return {a: 1.0 / len(acts) for a in acts}
+
+
+def test_table_talk_text_face_and_abstraction():
+    g = load_game("table_talk(game=kuhn_poker)")
+    assert g.spec.text_decisions and not g.spec.tree
+    s = g.new_initial_state()
+    s.apply_action(0)  # P0: Jack
+    s.apply_action(2)  # P1: King
+    assert s.decision_kind(0) == "text" and s.legal_actions(0) == []
+    s.apply_action("I hold\nnothing")
+    assert s.decision_kind(0) == "choice" and s.legal_actions(0) == [0, 1]
+    assert 'you: "I hold nothing"' in s.observation_text(0)
+    assert 'your opponent: "I hold nothing"' in s.observation_text(1)
+    # hidden information: each side sees its own card and the public talk, never the other card
+    assert "Jack" in s.observation_text(0) and "King" not in s.observation_text(0)
+    assert "King" in s.observation_text(1) and "Jack" not in s.observation_text(1)
+    assert s.observation_tensor(0).shape == g.spec.observation_shape
+    s.apply_action(1)  # bet
+    a = s.abstracted(g.abstract(3), lambda p, text: 2)
+    assert a.said == [(0, 2)] and a.information_state_key(1) != s.information_state_key(1)
+    with pytest.raises(ArenaError, match="must say something"):
+        s.clone().apply_action(0)
+    with pytest.raises(ArenaError, match="messages must be >= 0"):
+        load_game("table_talk(game=kuhn_poker,messages=-1)")
+
+
+def test_abstract_game_known_values_and_cfr():
+    from arena.plugins.agents.cfr.run import make_solve, run_solve
+
+    a = load_game("table_talk(game=kuhn_poker,messages=3)")
+    assert a.spec.tree
+    # cheap talk said uniformly tells nothing: uniform play is exactly as exploitable as in Kuhn (11/12 / 2)
+    assert exploitability(a, _uniform) == pytest.approx(11 / 24)
+
+    def honest(state, player):  # message = own card, moves uniform: the talk leaks the hand
+        if state.legal_actions(player) == [0, 1, 2]:
+            card = state.inner.history()[player]
+            return {m: float(m == card) for m in range(3)}
+        return _uniform(state, player)
+
+    leak = exploitability(a, honest)  # a best responder reads the card off the message
+    assert leak > 11 / 24 + 0.03 and leak == pytest.approx(0.5)
+    solve = run_solve(make_solve(a, "cfr+"), 300)
+    assert solve.nash_conv() / 2 < 0.01
+
+
+def test_latent_space_recovers_phrase_families():
+    from arena.plugins.trainers.llm.latent import LatentSpace
+
+    fam = {"strong": ["i have a great hand", "great hand, fold now", "a great great hand"],
+           "weak": ["my card is bad", "bad card here", "my bad bad card"],
+           "chat": ["nice weather today", "nice weather", "the weather is nice"]}
+    texts = [t for rows in fam.values() for t in rows] * 3
+    space = LatentSpace(k_min=2, k_max=5, embedding="tfidf", seed=0).fit(texts)
+    assert space.k == 3
+    ids = {name: set(space.assign(rows).tolist()) for name, rows in fam.items()}
+    assert all(len(v) == 1 for v in ids.values()) and len(set().union(*ids.values())) == 3
+    assert space.assign(["what nice weather"])[0] in ids["chat"]
+    hashed = LatentSpace(2, 5, embedding="hashing").fit(texts)
+    assert hashed.k == 3
+    with pytest.raises(ArenaError, match="embedding must be one of"):
+        LatentSpace(embedding="bert")
+
+
+def test_dpo_loss_known_value():
+    torch = pytest.importorskip("torch")
+    from arena.plugins.trainers.llm.dpo import dpo_loss
+
+    t = torch.tensor
+    loss, margin = dpo_loss(t([-1.0, -3.0]), t([-2.0, -1.0]), t([-1.5, -2.0]), t([-1.5, -2.0]), beta=0.5)
+    # pair 1: 0.5 * ((-1 + 1.5) - (-2 + 1.5)) = 0.5; pair 2: 0.5 * ((-3 + 2) - (-1 + 2)) = -1
+    assert margin.tolist() == pytest.approx([0.5, -1.0])
+    expected = (math.log1p(math.exp(-0.5)) + math.log1p(math.exp(1.0))) / 2
+    assert float(loss) == pytest.approx(expected, rel=1e-6)
+
+
+def load_trainer(spec, game, learners):
+    """A trainer through the registry, as the league builds it."""
+    from arena.registry import get_registry
+
+    return get_registry().get("trainer", spec["name"]).factory(game, learners, **spec.get("params", {}))
+
+
+def _llm(game, **kw):
+    pytest.importorskip("transformers")
+    from arena.tools.tiny_model import tiny_model_dir
+
+    return load_agent({"name": "llm", "model": str(tiny_model_dir(1)), "temperature": 1.0, "score": "mean", **kw},
+                      game)
+
+
+def test_dpo_raises_the_chosen_margin_and_outcome_pairs():
+    from arena.agent import Observation
+    from arena.plugins.trainers.llm.dpo import PreferencePair
+
+    g = load_game("kuhn_poker")
+    agent = _llm(g)
+    trainer = load_trainer({"name": "dpo", "params": {"beta": 0.5, "epochs": 6, "lr": 3e-4, "seed": 0}}, g, [agent])
+    state = g.new_initial_state()
+    state.apply_action(0)
+    state.apply_action(1)
+    obs = Observation(state, 0, np.random.default_rng(0), g.spec.full_name)
+    prompt = agent.backend.prompt_ids(agent.prompts.build(obs))
+    enc = [agent.backend.encode(agent.prompts.continuation(lbl)) for lbl in ("bet", "check")]
+    pair = PreferencePair(tuple(prompt), tuple(enc[0]), tuple(enc[1]))
+    before = trainer.pair_logprobs([pair], grad=False)
+    p_bet = agent.policy(obs)[1]
+    stats = trainer.fit([pair])
+    after = trainer.pair_logprobs([pair], grad=False)
+    assert float(after[0] - after[1]) > float(before[0] - before[1]) + 0.5
+    assert stats["dpo/loss_last"] < stats["dpo/loss_first"] == pytest.approx(math.log(2), rel=1e-5)
+    assert agent.policy(obs)[1] > p_bet  # the agent samples from the trained weights
+    trajs = [r.trajectory for r in play_games(g, [agent, agent], num_games=12, seed=0, record=True)]
+    pairs = trainer.outcome_pairs(trajs)
+    assert pairs and all(p.chosen_ids != p.rejected_ids for p in pairs)
+    with pytest.raises(ArenaError, match="reference must be one of"):
+        load_trainer({"name": "dpo", "params": {"reference": "sft"}}, g, [agent])
+
+
+def test_lspo_iteration_end_to_end_and_state_round_trip():
+
+    g = load_game("table_talk(game=kuhn_poker,max_chars=8)")
+    agent = _llm(g, max_text_tokens=8)
+    params = {"candidates": 1, "k_min": 2, "k_max": 2, "solver_iterations": 50, "eval_samples": 1,
+              "compare_initial": False, "measure_before": False, "epochs": 1, "lr": 1e-4, "seed": 0}
+    trainer = load_trainer({"name": "lspo", "params": params}, g, [agent])
+    trajs = [r.trajectory for r in play_games(g, [agent, agent], num_games=4, seed=0, record=True)]
+    out = trainer.update(trajs)
+    assert out["lspo/latent_strategies"] == 2
+    assert out["lspo/cfr_exploitability"] < 0.05
+    assert 0.0 <= out["lspo/llm_exploitability"] <= 2.0 and out["lspo/skipped_games"] == 0
+    assert out["lspo/pairs_talk"] + out["lspo/pairs_move"] == out["dpo/pairs"] > 0
+    state = trainer.state_dict()
+    assert len(state["extra"]["corpus"]) == out["lspo/corpus"] > 0  # 1 + candidates utterances per talk turn
+    again = load_trainer({"name": "lspo", "params": params}, g, [_llm(g, max_text_tokens=8)])
+    again.load_state_dict(state)
+    assert again.corpus == trainer.corpus and again.updates == trainer.updates
+    with pytest.raises(ArenaError, match="free-text talk game"):
+        load_trainer({"name": "lspo"}, load_game("kuhn_poker"), [_llm(load_game("kuhn_poker"))])
