@@ -30,6 +30,7 @@ AGENTS = {  # every registered agent, on a game it plays (llm: below, with a loc
     "monopoly_deal_heuristic": ("monopoly_deal_heuristic", "monopoly_deal"),
     "monopoly_deal_mccfr": ("monopoly_deal_mccfr:iterations=100", "monopoly_deal(variant=paper)"),
     "werewolf_scripted": ("werewolf_scripted", "werewolf"),
+    "table_talker": ("table_talker", "table_talk"),
 }
 NOT_CHECKED = {"human": "reads moves from the terminal (tests/test_play_cli.py drives it)",
                "llm": "needs a model: test_llm_agent_and_trainer_conform builds one locally"}
@@ -43,6 +44,10 @@ LLM_TRAINERS = {  # (game, trainer params, llm agent params)
     "sppo": ("kuhn_poker", {"epochs": 1, "rollouts": 2}, {}),
     "llm_advantage_alignment": ("ipd(horizon=3)", {}, {}),
     "arenarl": ("open_task", {"group": 4, "judge": "scorer:noise=0.05"}, {"mode": "generated", "max_text_tokens": 8}),
+    "dpo": ("kuhn_poker", {}, {}),
+    "lspo": ("table_talk(game=kuhn_poker,max_chars=8)",
+             {"candidates": 1, "solver_iterations": 20, "eval_samples": 1, "epochs": 1},
+             {"score": "mean", "max_text_tokens": 8}),
 }
 
 
@@ -78,7 +83,7 @@ def test_llm_agent_and_trainers_conform():
     llm = {"name": "llm", "model": str(tiny_model_dir()), "temperature": 8}
     check_agent(llm, "kuhn_poker", games=2)
     for name, (game, params, agent) in LLM_TRAINERS.items():
-        check_trainer(name, game, [{**llm, **agent}], params=params, games=2)
+        check_trainer(name, game, [{**llm, **agent}], params=params, games=8 if name == "dpo" else 2)
 
 
 def test_registry_has_the_card_games():

@@ -252,11 +252,16 @@ class LSPO(DPO):
         return out
 
     def extra_state(self) -> dict[str, Any]:
-        return {**super().extra_state(), "corpus": list(self.corpus)}
+        out = {**super().extra_state(), "corpus": list(self.corpus)}
+        if self.initial is not None:  # the untrained baseline must survive a resume, not become the resumed weights
+            out["initial"] = {k: v.detach().clone() for k, v in self.initial.state_dict().items()}
+        return out
 
     def load_extra_state(self, state: dict[str, Any]) -> None:
         super().load_extra_state(state)
         self.corpus = list(state.get("corpus", []))
+        if self.initial is not None and "initial" in state:
+            self.initial.load_state_dict(state["initial"])
 
     def describe_latent(self) -> list[dict[str, Any]]:
         return self.latent.describe()
