@@ -4,6 +4,7 @@
 as ``arena.games``, ``arena.plugins`` and ``arena.tools`` so nothing generic lands in
 site-packages. Sub-packages are discovered, so a new plugin package needs no edit here.
 """
+
 from setuptools import find_packages, setup
 
 MAPPED = {"arena": "arena", "arena.games": "games", "arena.plugins": "plugins", "arena.tools": "tools"}

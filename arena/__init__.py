@@ -8,13 +8,13 @@ Public entry points mirror the ecosystem's::
     agent = arena.load_agent("random", game)
     results = arena.play(game, [agent, arena.load_agent("random", game)], games=100, seed=0)
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 from arena.errors import ArenaError, ConfigError, PluginError
 from arena.hookspecs import hookimpl
-
 
 
 def __getattr__(name: str) -> Any:
@@ -27,9 +27,18 @@ def __getattr__(name: str) -> Any:
         except PackageNotFoundError:
             return "unknown (not installed)"
     raise AttributeError(f"module 'arena' has no attribute {name!r}")
+
+
 __all__ = [
-    "ArenaError", "ConfigError", "PluginError", "hookimpl",
-    "load_game", "make_env", "make_parallel_env", "load_agent", "play",
+    "ArenaError",
+    "ConfigError",
+    "PluginError",
+    "hookimpl",
+    "load_game",
+    "make_env",
+    "make_parallel_env",
+    "load_agent",
+    "play",
 ]
 
 

@@ -14,6 +14,7 @@ others until all are in.
 PettingZoo's ``aec_to_parallel`` of it, for games whose every decision is simultaneous
 (``GameSpec.simultaneous``: one cycle of the AEC env is one joint move).
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,16 +39,21 @@ class ArenaAECEnv(AECEnv):
             )
         self.game = game
         self.render_mode = render_mode
-        self.metadata = {"name": spec.full_name, "render_modes": ["human", "ansi"],
-                         "is_parallelizable": bool(spec.simultaneous)}
+        self.metadata = {
+            "name": spec.full_name,
+            "render_modes": ["human", "ansi"],
+            "is_parallelizable": bool(spec.simultaneous),
+        }
         self.possible_agents = [f"player_{i}" for i in range(spec.num_players)]
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         n_actions = spec.num_distinct_actions
         self._observation_spaces = {
-            a: spaces.Dict({
-                "observation": spaces.Box(-np.inf, np.inf, shape=spec.observation_shape, dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, shape=(n_actions,), dtype=np.int8),
-            })
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(-np.inf, np.inf, shape=spec.observation_shape, dtype=np.float32),
+                    "action_mask": spaces.Box(0, 1, shape=(n_actions,), dtype=np.int8),
+                }
+            )
             for a in self.possible_agents
         }
         self._action_spaces = {a: spaces.Discrete(n_actions) for a in self.possible_agents}
@@ -171,6 +177,8 @@ def make_parallel_env(game: Game, render_mode: str | None = None) -> Any:
     from pettingzoo.utils.conversions import aec_to_parallel
 
     if not game.spec.simultaneous:
-        raise ArenaError(f"game '{game.spec.full_name}' has turn-based decisions; a parallel env needs every "
-                         "player to move at every decision (GameSpec.simultaneous) — use arena.make_env")
+        raise ArenaError(
+            f"game '{game.spec.full_name}' has turn-based decisions; a parallel env needs every "
+            "player to move at every decision (GameSpec.simultaneous) — use arena.make_env"
+        )
     return aec_to_parallel(make_env(game, render_mode))

@@ -9,6 +9,7 @@ Each :class:`Observation` carries its game's own randomness (``obs.uniform()`` f
 ``obs.rng`` for a numpy Generator). Agents that sample draw from it, so results depend only on
 the match seed, not on how games were batched or which executor ran them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,8 +43,14 @@ class Observation:
 
     __slots__ = ("player", "game_name", "_state", "_random", "__dict__")
 
-    def __init__(self, state: State, player: int, rng: "GameRandom | np.random.Generator | None" = None,
-                 game_name: str = "", legal_actions: list[int] | None = None) -> None:
+    def __init__(
+        self,
+        state: State,
+        player: int,
+        rng: "GameRandom | np.random.Generator | None" = None,
+        game_name: str = "",
+        legal_actions: list[int] | None = None,
+    ) -> None:
         self._state = state
         self.player = player
         self.game_name = game_name
@@ -155,8 +162,9 @@ class Agent:
     def game_started(self, game_index: int, player: int) -> None:
         """Hook for stateful agents: a new game starts in batch slot ``game_index``."""
 
-    def game_finished(self, game_index: int, player: int, returns: Sequence[float],
-                      final: "Observation | None" = None) -> None:
+    def game_finished(
+        self, game_index: int, player: int, returns: Sequence[float], final: "Observation | None" = None
+    ) -> None:
         """Hook for stateful agents: the game in slot ``game_index`` ended; ``final`` is this
         player's view of the final state (renderings computed only if read)."""
 

@@ -1,5 +1,6 @@
 """Files that exist whole or not at all: write to a temp file beside the target, then rename.
 An interrupted run (crash, SIGKILL) never leaves half a result or policy file."""
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ plugins add more through the ``arena_commands`` hook (``play``, ``solve``, ``tou
 Any :class:`~arena.errors.ArenaError` is printed as one line with exit status 2; ``--debug``
 shows the traceback instead.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -93,23 +94,57 @@ def _plugins_run(args: argparse.Namespace) -> int:
     rows = []
     for kind in ("game", "namespace", "agent", "trainer", "judge", "command", "benchmark"):
         for r in reg.items(kind):
-            rows.append({"name": r.name, "kind": kind, "plugin": r.provider.plugin,
-                         "distribution": r.provider.distribution, "version": r.provider.version,
-                         "status": "ok", "description": getattr(r.entry, "description", "") or getattr(r.entry, "help", "")})
+            rows.append(
+                {
+                    "name": r.name,
+                    "kind": kind,
+                    "plugin": r.provider.plugin,
+                    "distribution": r.provider.distribution,
+                    "version": r.provider.version,
+                    "status": "ok",
+                    "description": getattr(r.entry, "description", "") or getattr(r.entry, "help", ""),
+                }
+            )
     for (kind, name), providers in sorted(reg.conflicts.items()):
-        rows.append({"name": name, "kind": kind, "plugin": " & ".join(p.plugin for p in providers),
-                     "distribution": " & ".join(p.distribution for p in providers), "version": "",
-                     "status": "conflict", "description": "provided by " + " and ".join(map(str, providers))})
+        rows.append(
+            {
+                "name": name,
+                "kind": kind,
+                "plugin": " & ".join(p.plugin for p in providers),
+                "distribution": " & ".join(p.distribution for p in providers),
+                "version": "",
+                "status": "conflict",
+                "description": "provided by " + " and ".join(map(str, providers)),
+            }
+        )
     reg.load_all()
     listed = {r["plugin"] for r in rows}
     for name, prov in sorted(reg.providers.items()):  # plugins on the event hooks only (observers)
         if name not in listed:
             doc = (getattr(reg.pm.get_plugin(name), "__doc__", "") or "").strip().splitlines()
-            rows.append({"name": name, "kind": "observer", "plugin": name, "distribution": prov.distribution,
-                         "version": prov.version, "status": "ok", "description": doc[0] if doc else ""})
+            rows.append(
+                {
+                    "name": name,
+                    "kind": "observer",
+                    "plugin": name,
+                    "distribution": prov.distribution,
+                    "version": prov.version,
+                    "status": "ok",
+                    "description": doc[0] if doc else "",
+                }
+            )
     for b in reg.broken:
-        rows.append({"name": b.plugin, "kind": "plugin", "plugin": b.plugin, "distribution": b.distribution,
-                     "version": b.version, "status": "broken", "description": b.error})
+        rows.append(
+            {
+                "name": b.plugin,
+                "kind": "plugin",
+                "plugin": b.plugin,
+                "distribution": b.distribution,
+                "version": b.version,
+                "status": "broken",
+                "description": b.error,
+            }
+        )
     if args.json:
         emit_json(rows)
         return 0
@@ -120,17 +155,34 @@ def _plugins_run(args: argparse.Namespace) -> int:
         table.add_column(col, overflow="fold")
     for r in rows:
         style = {"broken": "red", "conflict": "yellow"}.get(r["status"])
-        table.add_row(*(str(r[c]) for c in ("name", "kind", "plugin", "distribution", "version", "status", "description")), style=style)
+        table.add_row(
+            *(str(r[c]) for c in ("name", "kind", "plugin", "distribution", "version", "status", "description")),
+            style=style,
+        )
     console().print(table)
     return 0
 
 
 def _games_run(args: argparse.Namespace) -> int:
     reg = get_registry()
-    rows = [{"name": r.name, "description": r.entry.description, "params": r.entry.params,
-             "provider": r.provider.distribution} for r in reg.items("game")]
-    rows += [{"name": f"{r.name}:<name>", "description": r.entry.description, "params": {},
-              "provider": r.provider.distribution} for r in reg.items("namespace")]
+    rows = [
+        {
+            "name": r.name,
+            "description": r.entry.description,
+            "params": r.entry.params,
+            "provider": r.provider.distribution,
+        }
+        for r in reg.items("game")
+    ]
+    rows += [
+        {
+            "name": f"{r.name}:<name>",
+            "description": r.entry.description,
+            "params": {},
+            "provider": r.provider.distribution,
+        }
+        for r in reg.items("namespace")
+    ]
     if args.json:
         emit_json(rows)
         return 0
@@ -158,10 +210,16 @@ def _describe_run(args: argparse.Namespace) -> int:
     game = load_game(args.game)
     spec = game.spec
     info = {
-        "name": spec.full_name, "description": spec.description, "players": spec.num_players,
-        "distinct_actions": spec.num_distinct_actions, "observation_shape": list(spec.observation_shape),
-        "utility": [spec.min_utility, spec.max_utility], "zero_sum": spec.zero_sum,
-        "max_game_length": spec.max_game_length, "tree_view": spec.tree, "text_decisions": spec.text_decisions,
+        "name": spec.full_name,
+        "description": spec.description,
+        "players": spec.num_players,
+        "distinct_actions": spec.num_distinct_actions,
+        "observation_shape": list(spec.observation_shape),
+        "utility": [spec.min_utility, spec.max_utility],
+        "zero_sum": spec.zero_sum,
+        "max_game_length": spec.max_game_length,
+        "tree_view": spec.tree,
+        "text_decisions": spec.text_decisions,
         "params": spec.params,
     }
     state = game.new_initial_state(seed=0)
@@ -180,8 +238,9 @@ def _describe_run(args: argparse.Namespace) -> int:
 
 # -- match --------------------------------------------------------------------------------------
 def _match_args(p: argparse.ArgumentParser) -> None:
-    add_config_arguments(p, "optional YAML match config (keys: game, agents, games, seed, ...)",
-                         "games=200 seed=3", optional=True)
+    add_config_arguments(
+        p, "optional YAML match config (keys: game, agents, games, seed, ...)", "games=200 seed=3", optional=True
+    )
     p.add_argument("--game", help="game name")
     p.add_argument("--agents", nargs="+", help="one agent per seat: name or name:key=value,...")
     p.add_argument("--games", type=int, help="number of games (default 100)")
@@ -200,8 +259,13 @@ def _match_run(args: argparse.Namespace) -> int:
 
     config, overrides = config_and_overrides(args.config, args.overrides, optional=True)
     base: dict[str, Any] = {}
-    for key, val in (("game", args.game), ("agents", args.agents), ("games", args.games),
-                     ("seed", args.seed), ("timeout", args.timeout)):
+    for key, val in (
+        ("game", args.game),
+        ("agents", args.agents),
+        ("games", args.games),
+        ("seed", args.seed),
+        ("timeout", args.timeout),
+    ):
         if val is not None:
             base[key] = val
     if args.no_rotate:
@@ -210,22 +274,33 @@ def _match_run(args: argparse.Namespace) -> int:
     game = load_game(cfg.game)
     agents = [load_agent(spec, game) for spec in cfg.agents]
     if len(agents) != game.spec.num_players:
-        raise ArenaError(f"game '{game.spec.full_name}' has {game.spec.num_players} seats but "
-                         f"{len(agents)} agents were given")
+        raise ArenaError(
+            f"game '{game.spec.full_name}' has {game.spec.num_players} seats but {len(agents)} agents were given"
+        )
     dedupe_names(agents)
     from arena.registry import get_registry
 
     hook = get_registry().hook
-    run = {"kind": "match", "run_id": f"match-{id(agents)}", "run_dir": None, "total": cfg.games,
-           "unit": "games", "tensorboard": False, "progress": not args.json}
+    run = {
+        "kind": "match",
+        "run_id": f"match-{id(agents)}",
+        "run_dir": None,
+        "total": cfg.games,
+        "unit": "games",
+        "tensorboard": False,
+        "progress": not args.json,
+    }
     hook.arena_run_started(run=run)
     announce = hook.arena_match_finished
     summary = MatchSummary([a.name for a in agents])
     writer = None
     if args.json or cfg.out:
         # Results stream out batch by batch (one line per game); the summary closes the document.
-        writer = ReportWriter({"game": game.spec.full_name, "games": cfg.games, "seed": cfg.seed},
-                              sys.stdout if args.json else None, cfg.out)
+        writer = ReportWriter(
+            {"game": game.spec.full_name, "games": cfg.games, "seed": cfg.seed},
+            sys.stdout if args.json else None,
+            cfg.out,
+        )
 
     def on_batch(results: list) -> None:
         for r in results:
@@ -235,8 +310,17 @@ def _match_run(args: argparse.Namespace) -> int:
             writer.add(results)
 
     try:
-        play_games(game, agents, num_games=cfg.games, seed=cfg.seed, rotate_seats=cfg.rotate_seats,
-                   timeout=cfg.timeout, batch_size=cfg.batch_size, on_batch=on_batch, collect=False)
+        play_games(
+            game,
+            agents,
+            num_games=cfg.games,
+            seed=cfg.seed,
+            rotate_seats=cfg.rotate_seats,
+            timeout=cfg.timeout,
+            batch_size=cfg.batch_size,
+            on_batch=on_batch,
+            collect=False,
+        )
     except BaseException:
         if writer is not None:
             writer.abort()
@@ -254,8 +338,9 @@ def _match_run(args: argparse.Namespace) -> int:
     for col in ("agent", "mean return", "wins", "draws", "losses", "forfeits"):
         rich_table.add_column(col, justify="right" if col != "agent" else "left")
     for name, s in table.items():
-        rich_table.add_row(name, f"{s['mean_return']:+.4f}", str(s["wins"]), str(s["draws"]), str(s["losses"]),
-                           str(s["forfeits"]))
+        rich_table.add_row(
+            name, f"{s['mean_return']:+.4f}", str(s["wins"]), str(s["draws"]), str(s["losses"]), str(s["forfeits"])
+        )
     console().print(rich_table)
     for r in summary.forfeits:
         print(f"game {r.index}: {r.forfeit.agent} (seat {r.forfeit.player}) forfeited — {r.forfeit.reason}")
@@ -310,9 +395,16 @@ def _bench_run(args: argparse.Namespace) -> int:
 
 def builtin_commands(argv: Sequence[str] | None = None) -> list[Command]:
     return [
-        Command("plugins", "list installed plugins: name, kind, distribution, version, status", _plugins_args, _plugins_run),
+        Command(
+            "plugins", "list installed plugins: name, kind, distribution, version, status", _plugins_args, _plugins_run
+        ),
         Command("games", "list registered games", _plugins_args, _games_run),
-        Command("describe", "describe one game: players, actions, tree view, an example observation", _describe_args, _describe_run),
+        Command(
+            "describe",
+            "describe one game: players, actions, tree view, an example observation",
+            _describe_args,
+            _describe_run,
+        ),
         Command("match", "play N games between agents and summarize the results", _match_args, _match_run),
         Command("bench", "run a benchmark (arena bench NAME)", lambda p: _bench_args(p, argv), _bench_run),
     ]

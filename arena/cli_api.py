@@ -1,5 +1,6 @@
 """What plugins implement to add CLI sub-commands and benchmarks, and the argument handling
 config-driven commands share. Kept free of heavy imports: every plugin module loads it."""
+
 from __future__ import annotations
 
 import argparse
@@ -59,8 +60,9 @@ def add_config_arguments(parser: Any, help: str, example: str, optional: bool = 
     parser.add_argument("overrides", nargs="*", help=f"key=value overrides, e.g. {example}")
 
 
-def config_and_overrides(config: str | None, overrides: Sequence[str],
-                         optional: bool = False) -> tuple[str | None, list[str]]:
+def config_and_overrides(
+    config: str | None, overrides: Sequence[str], optional: bool = False
+) -> tuple[str | None, list[str]]:
     """Split the positional arguments: a first argument that looks like ``key=value`` (and is
     no file) is an override when the config file is optional, and an error otherwise."""
     if config and "=" in config and not Path(config).exists():

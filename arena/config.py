@@ -4,6 +4,7 @@ Any problem — missing file, bad YAML, unknown key, wrong type, missing value �
 :class:`ConfigError` naming the file and the key. The CLI prints it as one line (exit 2).
 Schemas are dataclasses; each command (match, tournament, league, ...) owns its own.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -13,8 +14,13 @@ from typing import Any, Sequence, TypeVar
 
 import yaml
 from omegaconf import MISSING, DictConfig, OmegaConf
-from omegaconf.errors import (ConfigAttributeError, ConfigKeyError, MissingMandatoryValue,
-                              OmegaConfBaseException, ValidationError)
+from omegaconf.errors import (
+    ConfigAttributeError,
+    ConfigKeyError,
+    MissingMandatoryValue,
+    OmegaConfBaseException,
+    ValidationError,
+)
 
 from arena.errors import ConfigError
 
@@ -35,8 +41,9 @@ class MatchConfig:
     out: str | None = None
 
 
-def load_config(schema: type[T], path: str | Path | None = None, overrides: Sequence[str] = (),
-                base: dict[str, Any] | None = None) -> T:
+def load_config(
+    schema: type[T], path: str | Path | None = None, overrides: Sequence[str] = (), base: dict[str, Any] | None = None
+) -> T:
     """Merge schema defaults ← ``base`` ← YAML file ← overrides, validate, return a dataclass."""
     where = str(path) if path else "config"
     layers: list[Any] = [OmegaConf.structured(schema)]

@@ -5,6 +5,7 @@ too coarse for before/after comparisons of a few points. Walking every chance ou
 weighting by both policies gives the exact expected return and win probability (wins count
 1, ties 1/2) in a fraction of a second for Kuhn poker (30 decision nodes, 12 infosets).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping

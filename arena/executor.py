@@ -13,6 +13,7 @@ results whichever executor ran them.
         pending = ex.submit(tasks)        # or: start now, collect later (asynchronous rollouts)
         ex.collect(pending, on_result)
 """
+
 from __future__ import annotations
 
 import json
@@ -108,8 +109,7 @@ def _agent(game: Any, game_name: str, spec: Any, label: str, fetch: Fetch | None
     return agent
 
 
-def run_task(task: GameTask, on_result: Callable[[Any], None] | None = None,
-             fetch: Fetch | None = None) -> list[Any]:
+def run_task(task: GameTask, on_result: Callable[[Any], None] | None = None, fetch: Fetch | None = None) -> list[Any]:
     """Play one task here and return its :class:`~arena.match.GameResult` list (trajectories
     only when the task asks for them). Used by every executor, locally or remotely."""
     from arena.loading import load_game
@@ -119,8 +119,16 @@ def run_task(task: GameTask, on_result: Callable[[Any], None] | None = None,
         _GAMES[task.game] = load_game(task.game)
     game = _GAMES[task.game]
     agents = [_agent(game, task.game, s, lbl, fetch) for s, lbl in zip(task.seats, task.labels)]
-    results = play_games(game, agents, seed=task.seed, indices=list(task.indices), rotate_seats=task.rotate,
-                         timeout=task.timeout, record=task.record or task.trajectories, on_result=on_result)
+    results = play_games(
+        game,
+        agents,
+        seed=task.seed,
+        indices=list(task.indices),
+        rotate_seats=task.rotate,
+        timeout=task.timeout,
+        record=task.record or task.trajectories,
+        on_result=on_result,
+    )
     if not task.trajectories:
         for r in results:
             r.trajectory = None

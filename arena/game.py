@@ -8,6 +8,7 @@ game. Player ids follow OpenSpiel: ``0..n-1`` for players, ``CHANCE`` (-1), ``SI
 Decisions are either a *choice* among labelled discrete actions or *text* (free speech). At a
 text decision ``legal_actions`` is empty and ``apply_action`` takes a ``str``.
 """
+
 from __future__ import annotations
 
 import ast

@@ -9,6 +9,7 @@ the specs below, registered through the ``arena`` entry-point group::
 Registration hooks return lists of entries; event hooks are called for every implementation
 and their return values are ignored.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

@@ -16,6 +16,7 @@ pointwise scoring, the baseline ArenaRL argues against.
 :func:`checked_compare` is how callers use a judge: a judge that raises, returns the wrong
 number of margins or a NaN becomes one :class:`JudgeError` line naming the judge.
 """
+
 from __future__ import annotations
 
 import math
@@ -74,8 +75,9 @@ class Judge:
         raise NotImplementedError
 
     def score(self, items: Sequence[Candidate]) -> list[float]:
-        raise JudgeError(f"judge '{self.name}' cannot score a single candidate (it only compares pairs); "
-                         "use scoring: rank")
+        raise JudgeError(
+            f"judge '{self.name}' cannot score a single candidate (it only compares pairs); use scoring: rank"
+        )
 
     def stats(self) -> dict[str, float]:
         """Usage counters (calls, comparisons, tokens...) for metrics."""
@@ -136,8 +138,9 @@ def _checked(judge: Judge, what: str, n: int, call: Callable[[], Sequence[float]
         raise JudgeError(f"judge '{judge.name}' returned {len(out)} values for {n} {what} items")
     bad = [i for i, x in enumerate(out) if not math.isfinite(x)]
     if bad:
-        raise JudgeError(f"judge '{judge.name}' returned a non-finite value ({out[bad[0]]}) in {what} "
-                         f"(item {bad[0]} of {n})")
+        raise JudgeError(
+            f"judge '{judge.name}' returned a non-finite value ({out[bad[0]]}) in {what} (item {bad[0]} of {n})"
+        )
     return out
 
 

@@ -10,6 +10,7 @@ pairings; the ranking key), online Elo, OpenSkill ordinal (μ − 3σ), games, w
 forfeits; for 2-player pools also the α-Rank mass and the Nash-averaged score of the empirical
 payoff matrix.
 """
+
 from __future__ import annotations
 
 import csv
@@ -53,9 +54,17 @@ def agent_names(records: Sequence[Any], names: Sequence[str] = ()) -> list[str]:
     return out
 
 
-def compute(records: Iterable[Any], names: Sequence[str] = (), scale: float | None = None, elo_k: float = 32.0,
-            bootstrap: int = 200, openskill_model: str = "PlackettLuce", alpha: float = 100.0,
-            seed: int = 0, rank_by: str = "auto") -> dict[str, Any]:
+def compute(
+    records: Iterable[Any],
+    names: Sequence[str] = (),
+    scale: float | None = None,
+    elo_k: float = 32.0,
+    bootstrap: int = 200,
+    openskill_model: str = "PlackettLuce",
+    alpha: float = 100.0,
+    seed: int = 0,
+    rank_by: str = "auto",
+) -> dict[str, Any]:
     """Every rating and tally for the leaderboard, plus the payoff matrix (for the heatmap).
     ``scale`` selects margin scores for BT and Elo (:func:`arena.rating.pair_score`).
     ``records`` may be any iterable in plan order (a store's :meth:`~arena.store.RunStore.iter_matches`
@@ -72,8 +81,9 @@ def compute(records: Iterable[Any], names: Sequence[str] = (), scale: float | No
     return board(state, bootstrap=bootstrap, alpha=alpha, seed=seed, rank_by=rank_by)
 
 
-def board(state: R.RatingState, bootstrap: int = 200, alpha: float = 100.0, seed: int = 0,
-          rank_by: str = "auto") -> dict[str, Any]:
+def board(
+    state: R.RatingState, bootstrap: int = 200, alpha: float = 100.0, seed: int = 0, rank_by: str = "auto"
+) -> dict[str, Any]:
     """The leaderboard of an incremental :class:`arena.rating.RatingState` (see :func:`compute`):
     its cost depends on the agents, not on the games played."""
     if rank_by not in RANK_KEYS:
@@ -94,10 +104,26 @@ def board(state: R.RatingState, bootstrap: int = 200, alpha: float = 100.0, seed
         t = tally[a]
         g = max(1, t["games"])
         mu, sigma = osk.get(a, (25.0, 25.0 / 3))
-        rows.append(Row(0, a, float(bt.rating[i]), float(bt.lo[i]), float(bt.hi[i]), float(elo[a]),
-                        mu - 3 * sigma, int(t["games"]), int(t["wins"]), int(t["draws"]), int(t["losses"]),
-                        t["points"] / g, t["ret"] / g, int(t["forfeits"]), None if pi is None else float(pi[i]),
-                        None if nash is None else float(nash[i])))
+        rows.append(
+            Row(
+                0,
+                a,
+                float(bt.rating[i]),
+                float(bt.lo[i]),
+                float(bt.hi[i]),
+                float(elo[a]),
+                mu - 3 * sigma,
+                int(t["games"]),
+                int(t["wins"]),
+                int(t["draws"]),
+                int(t["losses"]),
+                t["points"] / g,
+                t["ret"] / g,
+                int(t["forfeits"]),
+                None if pi is None else float(pi[i]),
+                None if nash is None else float(nash[i]),
+            )
+        )
     complete = C is not None and bool(np.all((C + np.eye(len(names))) > 0))
     key = ("nash" if complete else "bt") if rank_by == "auto" else rank_by
     if key == "nash" and nash is None:
@@ -117,8 +143,23 @@ def _key(r: Row, key: str) -> float:
 
 
 # -- outputs -----------------------------------------------------------------------------------------
-_HEAD = ["rank", "agent", "rating", "95% CI", "elo", "openskill", "games", "W", "D", "L", "score",
-         "mean return", "forfeits", "α-rank", "nash"]
+_HEAD = [
+    "rank",
+    "agent",
+    "rating",
+    "95% CI",
+    "elo",
+    "openskill",
+    "games",
+    "W",
+    "D",
+    "L",
+    "score",
+    "mean return",
+    "forfeits",
+    "α-rank",
+    "nash",
+]
 
 
 _TERM_HEAD = ["rank", "agent", "rating", "95% CI", "games", "W", "D", "L", "score", "mean return"]
@@ -126,22 +167,47 @@ _TERM_HEAD = ["rank", "agent", "rating", "95% CI", "games", "W", "D", "L", "scor
 
 
 def _cells(r: Row) -> list[str]:
-    opt = (lambda v, f: "" if v is None else format(v, f))
-    return [str(r.rank), r.agent, f"{r.rating:.1f}", f"[{r.lo:.1f}, {r.hi:.1f}]", f"{r.elo:.1f}",
-            f"{r.openskill:.2f}", str(r.games), str(r.wins), str(r.draws), str(r.losses), f"{r.score:.3f}",
-            f"{r.mean_return:+.4f}", str(r.forfeits), opt(r.alpha_rank, ".3f"), opt(r.nash, "+.4f")]
+    opt = lambda v, f: "" if v is None else format(v, f)
+    return [
+        str(r.rank),
+        r.agent,
+        f"{r.rating:.1f}",
+        f"[{r.lo:.1f}, {r.hi:.1f}]",
+        f"{r.elo:.1f}",
+        f"{r.openskill:.2f}",
+        str(r.games),
+        str(r.wins),
+        str(r.draws),
+        str(r.losses),
+        f"{r.score:.3f}",
+        f"{r.mean_return:+.4f}",
+        str(r.forfeits),
+        opt(r.alpha_rank, ".3f"),
+        opt(r.nash, "+.4f"),
+    ]
 
 
 def to_markdown(board: dict[str, Any], title: str = "Leaderboard") -> str:
-    lines = [f"# {title}", "", f"{board['games']} games, ranked by {board['ranked_by']}. Rating: Bradley–Terry "
-             "(Elo scale, pool mean 1000) with bootstrap 95% interval; W/D/L and score count wins by returns.", "", "| " + " | ".join(_HEAD) + " |",
-             "|" + "---|" * len(_HEAD)]
+    lines = [
+        f"# {title}",
+        "",
+        f"{board['games']} games, ranked by {board['ranked_by']}. Rating: Bradley–Terry "
+        "(Elo scale, pool mean 1000) with bootstrap 95% interval; W/D/L and score count wins by returns.",
+        "",
+        "| " + " | ".join(_HEAD) + " |",
+        "|" + "---|" * len(_HEAD),
+    ]
     lines += ["| " + " | ".join(_cells(r)) + " |" for r in board["rows"]]
     return "\n".join(lines) + "\n"
 
 
 def to_json(board: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    out = {"games": board["games"], "ranked_by": board["ranked_by"], "rows": [asdict(r) for r in board["rows"]], "agents": board["names"]}
+    out = {
+        "games": board["games"],
+        "ranked_by": board["ranked_by"],
+        "rows": [asdict(r) for r in board["rows"]],
+        "agents": board["names"],
+    }
     if board["payoff"] is not None:
         out["payoff"] = np.round(board["payoff"], 6).tolist()
         out["payoff_games"] = board["payoff_games"].astype(int).tolist()
@@ -149,8 +215,9 @@ def to_json(board: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[
     return out
 
 
-def write_files(board: dict[str, Any], run_dir: str | Path, title: str = "Leaderboard",
-                extra: dict[str, Any] | None = None) -> list[Path]:
+def write_files(
+    board: dict[str, Any], run_dir: str | Path, title: str = "Leaderboard", extra: dict[str, Any] | None = None
+) -> list[Path]:
     """``leaderboard.md``, ``.csv`` and ``.json`` in ``run_dir``."""
     run_dir = Path(run_dir)
     md = run_dir / "leaderboard.md"
@@ -219,7 +286,9 @@ def plot_payoff(board: dict[str, Any], path: str | Path) -> Path | None:
     return Path(path)
 
 
-def plot_ratings(snapshots: dict[int, dict[str, tuple]], path: str | Path, label: str = "Bradley–Terry rating") -> Path | None:
+def plot_ratings(
+    snapshots: dict[int, dict[str, tuple]], path: str | Path, label: str = "Bradley–Terry rating"
+) -> Path | None:
     """Rating of every agent against games played (from the store's snapshots)."""
     if not snapshots:
         return None

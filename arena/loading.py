@@ -1,4 +1,5 @@
 """Turn names from code, configs and the command line into games and agents."""
+
 from __future__ import annotations
 
 import inspect
@@ -72,8 +73,9 @@ def dedupe_names(agents: list[Agent]) -> None:
             a.name = f"{a.name}#{seen[a.name]}"
 
 
-def _check_params(kind: str, name: str, factory: Any, given: Mapping[str, Any],
-                  declared: Mapping[str, Any] | None, skip: int = 0) -> None:
+def _check_params(
+    kind: str, name: str, factory: Any, given: Mapping[str, Any], declared: Mapping[str, Any] | None, skip: int = 0
+) -> None:
     """Unknown keyword parameters are a clear error naming the plugin, not a TypeError later."""
     try:
         sig = inspect.signature(factory)
@@ -88,9 +90,10 @@ def _check_params(kind: str, name: str, factory: Any, given: Mapping[str, Any],
         return
     unknown = sorted(set(given) - allowed)
     if unknown:
-        raise PluginError(f"{kind} '{name}' has no parameter {', '.join(map(repr, unknown))}; "
-                          f"parameters: {', '.join(sorted(allowed)) or 'none'}")
-
+        raise PluginError(
+            f"{kind} '{name}' has no parameter {', '.join(map(repr, unknown))}; "
+            f"parameters: {', '.join(sorted(allowed)) or 'none'}"
+        )
 
 
 # -- checkpoints: any snapshottable agent, built-in or third-party ---------------------------------------
@@ -113,8 +116,10 @@ def save_checkpoint(agent: Agent, directory: str | Path, spec: Any) -> Path:
     name, params = parse_agent_spec(spec)
     param = checkpoint_param(name)
     if param is None:
-        raise ArenaError(f"agent '{name}' cannot be snapshotted: its AgentEntry declares no checkpoint_param "
-                         "(the factory parameter that loads a directory written by save)")
+        raise ArenaError(
+            f"agent '{name}' cannot be snapshotted: its AgentEntry declares no checkpoint_param "
+            "(the factory parameter that loads a directory written by save)"
+        )
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     agent.save(d)
@@ -141,8 +146,9 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
         raise ArenaError(f"{path}: not valid JSON ({exc})") from None
     version = manifest.get("format_version") if isinstance(manifest, dict) else None
     if version != MANIFEST_VERSION or not isinstance(manifest.get("agent"), str):
-        raise ArenaError(f"{path}: unsupported checkpoint manifest (format_version {version!r}, "
-                         f"this arena reads {MANIFEST_VERSION})")
+        raise ArenaError(
+            f"{path}: unsupported checkpoint manifest (format_version {version!r}, this arena reads {MANIFEST_VERSION})"
+        )
     return manifest
 
 

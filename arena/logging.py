@@ -10,6 +10,7 @@ TensorBoard writer uses the ``tensorboard`` package's own event writer (no torch
     with progress("tournament", total=240) as bar:
         bar.advance(1); bar.add_total(60)
 """
+
 from __future__ import annotations
 
 import sys
@@ -58,9 +59,11 @@ class TensorBoard:
         from tensorboard.compat.proto import summary_pb2, tensor_pb2, tensor_shape_pb2
         from tensorboard.plugins.text import metadata
 
-        tensor = tensor_pb2.TensorProto(dtype=7, string_val=[text.encode()],  # 7 = DT_STRING
-                                        tensor_shape=tensor_shape_pb2.TensorShapeProto(
-                                            dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=1)]))
+        tensor = tensor_pb2.TensorProto(
+            dtype=7,
+            string_val=[text.encode()],  # 7 = DT_STRING
+            tensor_shape=tensor_shape_pb2.TensorShapeProto(dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=1)]),
+        )
         meta = metadata.create_summary_metadata(display_name=tag, description="")
         self._add(summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, metadata=meta, tensor=tensor)]), step)
 
@@ -71,8 +74,13 @@ class TensorBoard:
             return
         from tensorboard.compat.proto import event_pb2
 
-        self._w().add_event(event_pb2.Event(wall_time=time.time(), step=int(step),
-                                            session_log=event_pb2.SessionLog(status=event_pb2.SessionLog.START)))
+        self._w().add_event(
+            event_pb2.Event(
+                wall_time=time.time(),
+                step=int(step),
+                session_log=event_pb2.SessionLog(status=event_pb2.SessionLog.START),
+            )
+        )
 
     def flush(self) -> None:
         if self._writer is not None:
@@ -103,8 +111,9 @@ class Progress:
     """Progress on stderr: a rich bar (done / total, rate, ETA) on a terminal; otherwise a plain
     line every ``every`` seconds and one at the end, so CI and cluster logs are never silent."""
 
-    def __init__(self, description: str, total: int | None = None, done: int = 0, unit: str = "games",
-                 every: float = 5.0) -> None:
+    def __init__(
+        self, description: str, total: int | None = None, done: int = 0, unit: str = "games", every: float = 5.0
+    ) -> None:
         self.description, self.total, self.done, self.unit, self.every = description, total, done, unit, every
         self.start = self._last = time.monotonic()
         self._shown = -1  # ``done`` at the last plain line: the closing line is not printed twice
@@ -112,12 +121,17 @@ class Progress:
         self._task: Any = None
         if sys.stderr.isatty():
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
             from rich.progress import Progress as RichProgress
 
-            self._rich = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                      TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True))
+            self._rich = RichProgress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+            )
             self._rich.start()
             self._task = self._rich.add_task(description, total=total or None, completed=done)
 

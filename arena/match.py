@@ -9,6 +9,7 @@ the batch size, the order of games or the executor.
 An illegal action, an exception or a timeout forfeits the game for the agent at fault; the
 reason is recorded and the other games go on.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -81,11 +82,33 @@ def sample_chance(state: State, rng: GameRandom) -> None:
 class _Slot:
     """Book-keeping for one game in the batch."""
 
-    __slots__ = ("index", "state", "rng", "seats", "agents", "start", "length", "steps", "last_step",
-                 "transcript", "pending", "done", "returns", "forfeit")
+    __slots__ = (
+        "index",
+        "state",
+        "rng",
+        "seats",
+        "agents",
+        "start",
+        "length",
+        "steps",
+        "last_step",
+        "transcript",
+        "pending",
+        "done",
+        "returns",
+        "forfeit",
+    )
 
-    def __init__(self, index: int, state: State, rng: GameRandom, seats: list[int],
-                 agents: list[Agent], record: bool, start: float) -> None:
+    def __init__(
+        self,
+        index: int,
+        state: State,
+        rng: GameRandom,
+        seats: list[int],
+        agents: list[Agent],
+        record: bool,
+        start: float,
+    ) -> None:
         self.index, self.state, self.rng, self.seats, self.agents = index, state, rng, seats, agents
         self.start = start
         self.length = 0
@@ -136,7 +159,7 @@ def play_games(
     hung: set[int] = set()
     with _relaxed_gc():
         for start in range(0, len(todo), batch_size):
-            chunk = todo[start:start + batch_size]
+            chunk = todo[start : start + batch_size]
             done = _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result)
             if on_batch is not None:
                 on_batch(done)
@@ -162,9 +185,17 @@ def _relaxed_gc() -> Iterator[None]:
         gc.set_threshold(*old)
 
 
-def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], seed: int, rotate: bool,
-                timeout: float | None, record: bool, hung: set[int],
-                on_result: Callable[[GameResult], None] | None) -> list[GameResult]:
+def _play_batch(
+    game: Game,
+    agents: Sequence[Agent],
+    indices: Sequence[int],
+    seed: int,
+    rotate: bool,
+    timeout: float | None,
+    record: bool,
+    hung: set[int],
+    on_result: Callable[[GameResult], None] | None,
+) -> list[GameResult]:
     n = game.spec.num_players
     name = game.spec.full_name
     finished: dict[int, GameResult] = {}
@@ -236,7 +267,9 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
                 slot.pending = {}
             for p in st.acting_players():
                 if p not in slot.pending:
-                    by_seat.setdefault((p, id(slot.agents[p])), []).append((slot, p, Observation(st, p, slot.rng, name)))
+                    by_seat.setdefault((p, id(slot.agents[p])), []).append(
+                        (slot, p, Observation(st, p, slot.rng, name))
+                    )
         active = still
         for decisions in batches.values():
             agent = decisions[0][0].agents[decisions[0][1]]
@@ -251,8 +284,9 @@ def _play_batch(game: Game, agents: Sequence[Agent], indices: Sequence[int], see
     return [finished[i] for i in indices]
 
 
-def _decide(agent: Agent, decisions: list[tuple[_Slot, int, Observation]], timeout: float | None,
-            hung: set[int], record: bool) -> None:
+def _decide(
+    agent: Agent, decisions: list[tuple[_Slot, int, Observation]], timeout: float | None, hung: set[int], record: bool
+) -> None:
     """One ``act_batch`` call for one agent; apply its actions or forfeit its games."""
     observations = [d[2] for d in decisions]
     if id(agent) in hung:
@@ -308,8 +342,9 @@ def _decide(agent: Agent, decisions: list[tuple[_Slot, int, Observation]], timeo
             slot.state.apply_action(action)
 
 
-def _call(agent: Agent, observations: list[Observation], timeout: float | None,
-          record: bool = True) -> tuple[list, list[dict] | None]:
+def _call(
+    agent: Agent, observations: list[Observation], timeout: float | None, record: bool = True
+) -> tuple[list, list[dict] | None]:
     if timeout is None:
         if not record and type(agent).act_batch_info is Agent.act_batch_info:
             return agent.act_batch(observations), None  # the info dicts would only be dropped
@@ -339,7 +374,11 @@ def _check_action(obs: Observation, action: Any) -> str | None:
         if len(action) > obs.max_text_length:
             return f"illegal action: text of {len(action)} characters exceeds the limit {obs.max_text_length}"
         return None
-    if isinstance(action, (bool, str)) or not isinstance(action, (int, np.integer)) or int(action) not in obs.legal_actions:
+    if (
+        isinstance(action, (bool, str))
+        or not isinstance(action, (int, np.integer))
+        or int(action) not in obs.legal_actions
+    ):
         return f"illegal action {action!r}; legal: {obs.legal_actions}"
     return None
 
@@ -352,7 +391,9 @@ def _record(slot: _Slot, p: int, obs: Observation, action: Any, info: dict, agen
     label = action if isinstance(action, str) else obs.label_of(int(action))
     slot.transcript.append(f"player {p} ({agent.name}): {label}")
     obs.freeze()
-    slot.steps.append(Step(p, obs, action, info.get("log_prob"), 0.0, {k: v for k, v in info.items() if k != "log_prob"}))
+    slot.steps.append(
+        Step(p, obs, action, info.get("log_prob"), 0.0, {k: v for k, v in info.items() if k != "log_prob"})
+    )
     slot.last_step[p] = (len(slot.steps) - 1, float(returns[p]) if returns is not None else 0.0)
 
 
@@ -383,7 +424,14 @@ def _finish(game: Game, slot: _Slot, seed: int) -> GameResult:
     state = slot.state
     info = state.outcome_info() if slot.forfeit is None and type(state).outcome_info is not State.outcome_info else {}
     return GameResult(
-        index=slot.index, seed=seed, seats=[a.name for a in slot.agents], returns=list(returns),
-        length=slot.length, duration=time.perf_counter() - slot.start, forfeit=slot.forfeit,
-        trajectory=trajectory, transcript=slot.transcript, info=info,
+        index=slot.index,
+        seed=seed,
+        seats=[a.name for a in slot.agents],
+        returns=list(returns),
+        length=slot.length,
+        duration=time.perf_counter() - slot.start,
+        forfeit=slot.forfeit,
+        trajectory=trajectory,
+        transcript=slot.transcript,
+        info=info,
     )

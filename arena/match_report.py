@@ -8,6 +8,7 @@ are streamed as one line each; nothing per game outlives its batch.
 The document keeps its shape — ``{"game", "games", "seed", "results": [...], "agents": {...}}``
 — so ``json.load`` readers are unchanged, and ``grep``/``head`` work on the one-line records.
 """
+
 from __future__ import annotations
 
 import json
@@ -64,8 +65,14 @@ class MatchSummary:
     def as_dict(self) -> dict[str, dict[str, Any]]:
         out = {}
         for name, (games, total, wins, draws, losses, forfeits) in self._tally.items():
-            out[name] = {"games": games, "wins": wins, "draws": draws, "losses": losses,
-                         "forfeits": forfeits, "mean_return": total / max(1, games)}
+            out[name] = {
+                "games": games,
+                "wins": wins,
+                "draws": draws,
+                "losses": losses,
+                "forfeits": forfeits,
+                "mean_return": total / max(1, games),
+            }
         return out
 
 
@@ -86,8 +93,15 @@ def result_record(r: GameResult, seats_json: dict[tuple[str, ...], str]) -> str:
         values = ", ".join(map(float.__repr__, r.returns))
         if "n" not in values:  # finite (inf and nan need JSON's spelling)
             return f'{{"index": {r.index}, "seats": {seats}, "returns": [{values}], "forfeit": null}}'
-    return json.dumps({"index": r.index, "seats": r.seats, "returns": r.returns,
-                       "forfeit": r.forfeit.__dict__ if r.forfeit else None}, default=str)
+    return json.dumps(
+        {
+            "index": r.index,
+            "seats": r.seats,
+            "returns": r.returns,
+            "forfeit": r.forfeit.__dict__ if r.forfeit else None,
+        },
+        default=str,
+    )
 
 
 class ReportWriter:
@@ -119,7 +133,9 @@ class ReportWriter:
         self._first = False
 
     def close(self, summary: dict[str, Any]) -> None:
-        self._write(("" if self._first else "\n") + '], "agents": ' + json.dumps(summary, indent=2, default=str) + "}\n")
+        self._write(
+            ("" if self._first else "\n") + '], "agents": ' + json.dumps(summary, indent=2, default=str) + "}\n"
+        )
         if self._target is not None:
             fh = self.sinks.pop()
             fh.close()

@@ -10,6 +10,7 @@ entries depending on what else is installed. The index lives in the user's cache
 Python environment; it is only ever a cache: unreadable, unwritable or absent means the
 plugins are imported as before. ``ARENA_PLUGIN_INDEX=0`` turns it off.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,7 +35,8 @@ def index_path() -> Path:
     """``$ARENA_CACHE_DIR`` (else ``$XDG_CACHE_HOME/arena``, else ``~/.cache/arena``), one file
     per environment (several virtualenvs share a home directory)."""
     root = os.environ.get("ARENA_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "arena")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "arena"
+    )
     env = hashlib.sha1(f"{sys.prefix}|{sys.version}".encode()).hexdigest()[:16]
     return Path(root) / f"plugins-{env}.json"
 

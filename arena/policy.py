@@ -4,6 +4,7 @@
 for OpenSpiel-backed games the key is OpenSpiel's ``information_state_string``, so the file
 loads into an OpenSpiel ``TabularPolicy``.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,10 @@ class TabularPolicy:
         return len(self.table)
 
     def to_json(self) -> dict:
-        return {"game": self.game,
-                "policy": {k: [[int(a), float(p)] for a, p in sorted(v.items())] for k, v in sorted(self.table.items())}}
+        return {
+            "game": self.game,
+            "policy": {k: [[int(a), float(p)] for a, p in sorted(v.items())] for k, v in sorted(self.table.items())},
+        }
 
     def save(self, path: str | Path) -> Path:
         """Atomic write: a crash never leaves half a policy file."""

@@ -27,6 +27,7 @@ pairings of every unfinished group and asks the judge once, so an LLM judge sees
 :func:`rank_advantages` is the note's rank → reward → advantage map (``r_k = 1 − k/(N−1)``,
 z-scored with the unbiased std): N = 4 gives [1.1619, 0.3873, −0.3873, −1.1619].
 """
+
 from __future__ import annotations
 
 import math
@@ -86,8 +87,16 @@ def _once(fmt: FormatGen) -> Any:
     return sorted(names, key=lambda a: (-points[a], -total[a], int(a)))
 
 
-def topology(kind: str, n: int, seed: int = 0, rounds: int | None = None, budget: int | None = None,
-             confidence: float = 0.95, min_degree: int = 2, ridge: float = 0.05) -> FormatGen:
+def topology(
+    kind: str,
+    n: int,
+    seed: int = 0,
+    rounds: int | None = None,
+    budget: int | None = None,
+    confidence: float = 0.95,
+    min_degree: int = 2,
+    ridge: float = 0.05,
+) -> FormatGen:
     """The format generator of ``kind`` over candidates named "0".."n-1"."""
     if kind not in TOPOLOGIES:
         raise ArenaError(f"unknown topology '{kind}'; known: {', '.join(TOPOLOGIES)}")
@@ -106,8 +115,9 @@ def topology(kind: str, n: int, seed: int = 0, rounds: int | None = None, budget
     return adaptive(names, 1, budget, confidence, min_degree, ridge, seed, MARGIN_SCALE)
 
 
-def rank_groups(sizes: Sequence[int], compare: Compare, kind: str = "single_elimination", seed: int = 0,
-                **knobs: Any) -> list[Ranking]:
+def rank_groups(
+    sizes: Sequence[int], compare: Compare, kind: str = "single_elimination", seed: int = 0, **knobs: Any
+) -> list[Ranking]:
     """Rank every group (``sizes[g]`` candidates) with topology ``kind``, all groups in lockstep:
     one ``compare`` call per round with every group's pairings."""
     gens = [topology(kind, n, seed=seed + 7919 * g, **knobs) for g, n in enumerate(sizes)]
@@ -143,8 +153,9 @@ def rank_groups(sizes: Sequence[int], compare: Compare, kind: str = "single_elim
     return [r for r in out if r is not None]
 
 
-def rank_group(n: int, compare: Callable[[int, int], float], kind: str = "single_elimination", seed: int = 0,
-               **knobs: Any) -> Ranking:
+def rank_group(
+    n: int, compare: Callable[[int, int], float], kind: str = "single_elimination", seed: int = 0, **knobs: Any
+) -> Ranking:
     """One group; ``compare(i, j)`` is the margin of candidate i over j."""
     return rank_groups([n], lambda batch: [compare(i, j) for _, i, j in batch], kind, seed, **knobs)[0]
 

@@ -15,6 +15,7 @@
 
 Formulas and oracle numbers: ``shared/papers/ranking_league.md`` §3–4.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,8 +47,7 @@ def pair_score(ra: float, rb: float, scale: float | None = None) -> float:
 def _comparisons(record: Any) -> Iterable[tuple[int, int]]:
     """Seat pairs of one game that compare two different agents (not self-play, not teammates)."""
     seats = record.seats
-    team = {s: t for t, members in enumerate((getattr(record, "info", None) or {}).get("teams") or [])
-            for s in members}
+    team = {s: t for t, members in enumerate((getattr(record, "info", None) or {}).get("teams") or []) for s in members}
     for i in range(len(seats)):
         for j in range(i + 1, len(seats)):
             if seats[i] != seats[j] and (i not in team or team.get(i) != team.get(j)):
@@ -61,8 +61,11 @@ def pairwise_outcomes(records: Iterable[Any], scale: float | None = None) -> lis
     A 2-player game gives one comparison; a free-for-all of n gives n(n−1)/2. Seats of the
     same agent (self-play) are not compared, nor teammates when the game reports
     ``info["teams"]``."""
-    return [(r.seats[i], r.seats[j], pair_score(r.returns[i], r.returns[j], scale))
-            for r in records for i, j in _comparisons(r)]
+    return [
+        (r.seats[i], r.seats[j], pair_score(r.returns[i], r.returns[j], scale))
+        for r in records
+        for i, j in _comparisons(r)
+    ]
 
 
 def outcome_units(records: Iterable[Any]) -> tuple[list[Any], list[Any]]:
@@ -94,8 +97,13 @@ def elo_update(ra: float, rb: float, score_a: float, k: float = 32.0) -> tuple[f
     return ra + delta, rb - delta
 
 
-def elo(records: Iterable[Any], k: float = 32.0, initial: float = 1500.0,
-        names: Sequence[str] = (), scale: float | None = None) -> dict[str, float]:
+def elo(
+    records: Iterable[Any],
+    k: float = 32.0,
+    initial: float = 1500.0,
+    names: Sequence[str] = (),
+    scale: float | None = None,
+) -> dict[str, float]:
     """Online Elo over the records in the order given (the store gives plan order)."""
     ratings = {n: initial for n in names}
     for a, b, s in pairwise_outcomes(records, scale):
@@ -105,8 +113,13 @@ def elo(records: Iterable[Any], k: float = 32.0, initial: float = 1500.0,
 
 
 # -- OpenSkill ------------------------------------------------------------------------------------
-_OPENSKILL_MODELS = ("PlackettLuce", "BradleyTerryFull", "BradleyTerryPart", "ThurstoneMostellerFull",
-                     "ThurstoneMostellerPart")
+_OPENSKILL_MODELS = (
+    "PlackettLuce",
+    "BradleyTerryFull",
+    "BradleyTerryPart",
+    "ThurstoneMostellerFull",
+    "ThurstoneMostellerPart",
+)
 
 
 def openskill_model(name: str = "PlackettLuce") -> Any:
@@ -117,7 +130,9 @@ def openskill_model(name: str = "PlackettLuce") -> Any:
     return getattr(models, name)()
 
 
-def teams_and_ranks(seats: Sequence[str], returns: Sequence[float], info: dict | None) -> tuple[list[list[int]], list[int]]:
+def teams_and_ranks(
+    seats: Sequence[str], returns: Sequence[float], info: dict | None
+) -> tuple[list[list[int]], list[int]]:
     """Team assignment (lists of seats) and ranks (lower is better) for one game."""
     info = info or {}
     teams = info.get("teams")
@@ -134,8 +149,9 @@ def teams_and_ranks(seats: Sequence[str], returns: Sequence[float], info: dict |
     return teams, [order.index(x) for x in totals]
 
 
-def openskill(records: Iterable[Any], model: str = "PlackettLuce",
-              names: Sequence[str] = ()) -> dict[str, tuple[float, float]]:
+def openskill(
+    records: Iterable[Any], model: str = "PlackettLuce", names: Sequence[str] = ()
+) -> dict[str, tuple[float, float]]:
     """``{agent: (mu, sigma)}`` after rating every game in order (1v1, free-for-all or teams).
 
     A game where one agent sits on two different teams (self-play) tells nothing about it and is
@@ -191,17 +207,16 @@ def win_matrix(outcomes: Iterable[tuple[str, str, float]], names: Sequence[str])
     return W, N
 
 
-def _bt_nll(theta: np.ndarray, W: np.ndarray, N: np.ndarray,
-            ridge: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _bt_nll(theta: np.ndarray, W: np.ndarray, N: np.ndarray, ridge: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Negative log-likelihood (each pair counted once), its gradient and Hessian, for a batch:
     ``theta`` is ``(B, n)``, ``W`` and ``N`` are ``(B, n, n)``."""
     d = LN10 * (theta[:, :, None] - theta[:, None, :])
     logp = -np.logaddexp(0.0, -d)
     logq = -np.logaddexp(0.0, d)
-    nll = -0.5 * np.sum(W * logp + (N - W) * logq, axis=(1, 2)) + ridge * np.sum(theta ** 2, axis=1)
+    nll = -0.5 * np.sum(W * logp + (N - W) * logq, axis=(1, 2)) + ridge * np.sum(theta**2, axis=1)
     p = np.exp(logp)
     g = -LN10 * np.sum(W - N * p, axis=2) + 2 * ridge * theta
-    w = LN10 ** 2 * N * p * (1 - p)
+    w = LN10**2 * N * p * (1 - p)
     H = -w
     diag = w.sum(axis=2) - np.diagonal(w, axis1=1, axis2=2) + 2 * ridge
     idx = np.arange(theta.shape[1])
@@ -246,9 +261,17 @@ def _bt_cov(theta: np.ndarray, N: np.ndarray, ridge: float) -> np.ndarray:
     return np.linalg.pinv(_bt_nll(theta[None], np.zeros_like(N)[None], N[None], max(ridge, 1e-9))[2][0])
 
 
-def bradley_terry(outcomes: Sequence[tuple[str, str, float]], names: Sequence[str], bootstrap: int = 200,
-                  seed: int = 0, ridge: float = 1e-3, ci: float = 0.95, units: Sequence[Any] | None = None,
-                  strata: Sequence[Any] | None = None, interval: str = "basic") -> BTFit:
+def bradley_terry(
+    outcomes: Sequence[tuple[str, str, float]],
+    names: Sequence[str],
+    bootstrap: int = 200,
+    seed: int = 0,
+    ridge: float = 1e-3,
+    ci: float = 0.95,
+    units: Sequence[Any] | None = None,
+    strata: Sequence[Any] | None = None,
+    interval: str = "basic",
+) -> BTFit:
     """Maximum-likelihood BT ratings; a *basic* bootstrap interval from ``bootstrap`` resamples.
 
     Basic (``2θ̂ − q_hi, 2θ̂ − q_lo``), not percentile: with few games per agent the MLE spreads
@@ -267,8 +290,17 @@ def bradley_terry(outcomes: Sequence[tuple[str, str, float]], names: Sequence[st
     return bt_fit(W, N, names, hist, bootstrap=bootstrap, seed=seed, ridge=ridge, ci=ci, interval=interval)
 
 
-def bt_fit(W: np.ndarray, N: np.ndarray, names: Sequence[str], hist: "UnitHistogram", bootstrap: int = 200,
-           seed: int = 0, ridge: float = 1e-3, ci: float = 0.95, interval: str = "basic") -> BTFit:
+def bt_fit(
+    W: np.ndarray,
+    N: np.ndarray,
+    names: Sequence[str],
+    hist: "UnitHistogram",
+    bootstrap: int = 200,
+    seed: int = 0,
+    ridge: float = 1e-3,
+    ci: float = 0.95,
+    interval: str = "basic",
+) -> BTFit:
     """:func:`bradley_terry` from its sufficient statistics: the win and game matrices and the
     histogram of bootstrap units (what :class:`RatingState` keeps as games arrive)."""
     if interval not in ("basic", "percentile"):
@@ -286,13 +318,26 @@ def bt_fit(W: np.ndarray, N: np.ndarray, names: Sequence[str], hist: "UnitHistog
     return BTFit(names, rating, lo, hi, theta, _bt_cov(theta, N, ridge))
 
 
-def bradley_terry_records(records: Sequence[Any], names: Sequence[str], scale: float | None = None,
-                          bootstrap: int = 200, seed: int = 0, ridge: float = 1e-3) -> BTFit:
+def bradley_terry_records(
+    records: Sequence[Any],
+    names: Sequence[str],
+    scale: float | None = None,
+    bootstrap: int = 200,
+    seed: int = 0,
+    ridge: float = 1e-3,
+) -> BTFit:
     """:func:`bradley_terry` of stored games, its bootstrap resampling deals within pairings
     (:func:`outcome_units`) — what leaderboards report."""
     units, strata = outcome_units(records)
-    return bradley_terry(pairwise_outcomes(records, scale), names, bootstrap=bootstrap, seed=seed, ridge=ridge,
-                         units=units, strata=strata)
+    return bradley_terry(
+        pairwise_outcomes(records, scale),
+        names,
+        bootstrap=bootstrap,
+        seed=seed,
+        ridge=ridge,
+        units=units,
+        strata=strata,
+    )
 
 
 Signature = tuple[tuple[str, str, float], ...]
@@ -343,8 +388,9 @@ class UnitHistogram:
         return W.reshape(bootstrap, n, n), N.reshape(bootstrap, n, n)
 
 
-def _unit_histogram(outcomes: Sequence[tuple[str, str, float]], units: Sequence[Any] | None,
-                    strata: Sequence[Any] | None) -> UnitHistogram:
+def _unit_histogram(
+    outcomes: Sequence[tuple[str, str, float]], units: Sequence[Any] | None, strata: Sequence[Any] | None
+) -> UnitHistogram:
     if units is None:
         units = range(len(outcomes))
     if strata is None:
@@ -375,8 +421,14 @@ class RatingState:
     the game has seats (one per seat rotation); complete units move into the histogram, the few
     open ones wait in a dict."""
 
-    def __init__(self, names: Sequence[str] = (), scale: float | None = None, elo_k: float = 32.0,
-                 openskill_model: str = "PlackettLuce", initial_elo: float = 1500.0) -> None:
+    def __init__(
+        self,
+        names: Sequence[str] = (),
+        scale: float | None = None,
+        elo_k: float = 32.0,
+        openskill_model: str = "PlackettLuce",
+        initial_elo: float = 1500.0,
+    ) -> None:
         self.names: list[str] = []
         self.index: dict[str, int] = {}
         self.scale, self.elo_k, self.initial_elo = scale, elo_k, initial_elo
@@ -408,8 +460,7 @@ class RatingState:
                 M.append([0.0] * len(self.names))
             self.elo[a] = self.initial_elo
             self.openskill[a] = self.model().rating(name=a)
-            self.tally[a] = {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "ret": 0.0,
-                             "forfeits": 0}
+            self.tally[a] = {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "ret": 0.0, "forfeits": 0}
 
     def model(self) -> Any:
         if self._osk is None:
@@ -481,15 +532,18 @@ class RatingState:
 
     def matrices(self, names: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(W, N)`` of :func:`win_matrix` over ``names`` (default: every agent seen)."""
-        W, N = np.array(self.W, dtype=float).reshape(len(self.names), -1), np.array(self.N, dtype=float).reshape(
-            len(self.names), -1)
+        W, N = (
+            np.array(self.W, dtype=float).reshape(len(self.names), -1),
+            np.array(self.N, dtype=float).reshape(len(self.names), -1),
+        )
         if names is None or list(names) == self.names:
             return W, N
         sel = [self.index[a] for a in names]
         return W[np.ix_(sel, sel)], N[np.ix_(sel, sel)]
 
-    def bradley_terry(self, names: Sequence[str] | None = None, bootstrap: int = 0, seed: int = 0,
-                      ridge: float = 1e-3) -> BTFit:
+    def bradley_terry(
+        self, names: Sequence[str] | None = None, bootstrap: int = 0, seed: int = 0, ridge: float = 1e-3
+    ) -> BTFit:
         """The BT fit of every game so far (the bootstrap also counts the still open units)."""
         names = list(self.names if names is None else names)
         self.ensure(names)
@@ -581,8 +635,9 @@ def nash_averaging(A: np.ndarray, eps: float = 0.0) -> tuple[np.ndarray, np.ndar
     if n == 1:
         return np.ones(1), np.zeros(1)
     # a feasible point: an LP for any symmetric equilibrium (A p ≤ eps, p in the simplex)
-    lp = linprog(np.zeros(n), A_ub=A, b_ub=np.full(n, eps), A_eq=np.ones((1, n)), b_eq=[1.0],
-                 bounds=[(0, 1)] * n, method="highs")
+    lp = linprog(
+        np.zeros(n), A_ub=A, b_ub=np.full(n, eps), A_eq=np.ones((1, n)), b_eq=[1.0], bounds=[(0, 1)] * n, method="highs"
+    )
     p0 = lp.x if lp.success else np.full(n, 1.0 / n)
     p0 = 0.999 * p0 + 0.001 / n
 
@@ -590,10 +645,19 @@ def nash_averaging(A: np.ndarray, eps: float = 0.0) -> tuple[np.ndarray, np.ndar
         q = np.clip(p, 1e-15, None)
         return float(np.sum(q * np.log(q))), np.log(q) + 1.0
 
-    cons = [{"type": "eq", "fun": lambda p: np.sum(p) - 1.0, "jac": lambda p: np.ones(n)},
-            {"type": "ineq", "fun": lambda p: eps - A @ p, "jac": lambda p: -A}]
-    res = minimize(negent, p0, jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * n, constraints=cons,
-                   options={"ftol": 1e-12, "maxiter": 500})
+    cons = [
+        {"type": "eq", "fun": lambda p: np.sum(p) - 1.0, "jac": lambda p: np.ones(n)},
+        {"type": "ineq", "fun": lambda p: eps - A @ p, "jac": lambda p: -A},
+    ]
+    res = minimize(
+        negent,
+        p0,
+        jac=True,
+        method="SLSQP",
+        bounds=[(0.0, 1.0)] * n,
+        constraints=cons,
+        options={"ftol": 1e-12, "maxiter": 500},
+    )
     p = np.clip(res.x if res.success else p0, 0.0, None)
     p /= p.sum()
     return p, A @ p

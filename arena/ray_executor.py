@@ -16,6 +16,7 @@ played again, and the store keeps each game once. A task that keeps killing its 
 the run with one line after ``max_failures`` losses. An unreachable address or a request no
 node can meet fails before any game is planned, instead of waiting for ever.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,11 @@ class RolloutWorker:
         self.pid = os.getpid()
         self.root = Path(tempfile.mkdtemp(prefix="arena-worker-"))
         self.fetched: dict[str, tuple[str, Path]] = {}
-        print(f"arena rollout worker {pool}/{index} started on node {self.node[:12]} (pid {self.pid})",
-              file=sys.stderr, flush=True)
+        print(
+            f"arena rollout worker {pool}/{index} started on node {self.node[:12]} (pid {self.pid})",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def ready(self) -> tuple[str, int]:
         return self.node, self.pid
@@ -68,8 +72,11 @@ class RolloutWorker:
         if held is not None:
             shutil.rmtree(held[1], ignore_errors=True)
         self.fetched[slot] = (ck.path, local)
-        print(f"arena rollout worker {self.pool}/{self.index}: loaded {slot} version {ck.version}",
-              file=sys.stderr, flush=True)
+        print(
+            f"arena rollout worker {self.pool}/{self.index}: loaded {slot} version {ck.version}",
+            file=sys.stderr,
+            flush=True,
+        )
         return str(local)
 
     def run(self, task: GameTask, blobs: Mapping[str, Any]) -> list[Any]:
@@ -104,8 +111,10 @@ def probe_address(address: str) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=5).close()
     except OSError as exc:
-        raise ArenaError(f"executor: cannot reach the Ray cluster at {address} ({exc.strerror or exc}); "
-                         "start one with `ray start --head` or fix executor.address") from None
+        raise ArenaError(
+            f"executor: cannot reach the Ray cluster at {address} ({exc.strerror or exc}); "
+            "start one with `ray start --head` or fix executor.address"
+        ) from None
 
 
 @dataclass
@@ -119,7 +128,11 @@ class _Pool:
     turn: int = 0
 
     def need(self) -> dict[str, float]:
-        out = {"CPU": float(self.num_cpus), "GPU": float(self.num_gpus), **{k: float(v) for k, v in self.resources.items()}}
+        out = {
+            "CPU": float(self.num_cpus),
+            "GPU": float(self.num_gpus),
+            **{k: float(v) for k, v in self.resources.items()},
+        }
         return {k: v for k, v in out.items() if v > 0}
 
 
@@ -135,12 +148,18 @@ class RayExecutor(Executor):
             raise ArenaError("executor kind 'ray' needs Ray: pip install 'arena-rl[ray]'") from None
         self._ray = ray
         self.cfg = cfg
-        self.pools: dict[str, _Pool] = {"default": _Pool("default", cfg.workers, cfg.num_cpus, cfg.num_gpus,
-                                                         dict(cfg.resources or {}))}
+        self.pools: dict[str, _Pool] = {
+            "default": _Pool("default", cfg.workers, cfg.num_cpus, cfg.num_gpus, dict(cfg.resources or {}))
+        }
         for label, req in dict(cfg.agents or {}).items():
             r = dict(req)
-            self.pools[label] = _Pool(label, int(r.get("workers", 1)), float(r.get("num_cpus", cfg.num_cpus)),
-                                      float(r.get("num_gpus", 0.0)), dict(r.get("resources", {})))
+            self.pools[label] = _Pool(
+                label,
+                int(r.get("workers", 1)),
+                float(r.get("num_cpus", cfg.num_cpus)),
+                float(r.get("num_gpus", 0.0)),
+                dict(r.get("resources", {})),
+            )
         self._owns = not ray.is_initialized()
         if self._owns:
             kwargs: dict[str, Any] = {"log_to_driver": cfg.log_to_driver, "configure_logging": False}
@@ -174,16 +193,24 @@ class RayExecutor(Executor):
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         if any(all(n["Resources"].get(k, 0.0) >= v for k, v in need.items()) for n in nodes):
             return
-        offer = "; ".join(f"node {n['NodeID'][:8]} " + _fmt({k: n['Resources'].get(k, 0.0) for k in need})
-                          for n in nodes) or "no live nodes"
+        offer = (
+            "; ".join(f"node {n['NodeID'][:8]} " + _fmt({k: n["Resources"].get(k, 0.0) for k in need}) for n in nodes)
+            or "no live nodes"
+        )
         where = "" if pool.name == "default" else f" for agent '{pool.name}'"
-        raise ArenaError(f"executor: no node of the Ray cluster can host a rollout worker{where} needing "
-                         f"{_fmt(need)} (nodes offer: {offer}); change executor num_cpus/num_gpus/resources "
-                         "or add a node that has them")
+        raise ArenaError(
+            f"executor: no node of the Ray cluster can host a rollout worker{where} needing "
+            f"{_fmt(need)} (nodes offer: {offer}); change executor num_cpus/num_gpus/resources "
+            "or add a node that has them"
+        )
 
     def _new_actor(self, pool: _Pool, index: int) -> Any:
-        opts: dict[str, Any] = {"num_cpus": pool.num_cpus, "num_gpus": pool.num_gpus, "max_restarts": 0,
-                                "scheduling_strategy": "SPREAD"}
+        opts: dict[str, Any] = {
+            "num_cpus": pool.num_cpus,
+            "num_gpus": pool.num_gpus,
+            "max_restarts": 0,
+            "scheduling_strategy": "SPREAD",
+        }
         if pool.resources:
             opts["resources"] = dict(pool.resources)
         return self._actor_cls.options(**opts).remote(pool.name, index)
@@ -196,9 +223,11 @@ class RayExecutor(Executor):
             for a in actors:
                 ray.kill(a)
             free = _fmt({k: ray.available_resources().get(k, 0.0) for k in pool.need()})
-            raise ArenaError(f"executor: only {len(done)} of {len(refs)} rollout workers could be placed within "
-                             f"{self.cfg.start_timeout:g} s (each needs {_fmt(pool.need())}; the cluster has "
-                             f"{free} free); lower executor.workers or the request, or add nodes")
+            raise ArenaError(
+                f"executor: only {len(done)} of {len(refs)} rollout workers could be placed within "
+                f"{self.cfg.start_timeout:g} s (each needs {_fmt(pool.need())}; the cluster has "
+                f"{free} free); lower executor.workers or the request, or add nodes"
+            )
         ray.get(done)
 
     def _pool(self, task: GameTask) -> _Pool:
@@ -268,11 +297,17 @@ class RayExecutor(Executor):
                     self._failures[id(task)] = n
                     if n > self.cfg.max_failures:
                         cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                        raise ArenaError(f"executor: rollout workers died {n} times running {task.game} games "
-                                         f"{task.indices[0]}..{task.indices[-1]} of {' vs '.join(task.labels)} "
-                                         f"(max_failures {self.cfg.max_failures}; last: {cause[:200]})") from None
-                    print(f"arena: rollout worker {pool.name} lost ({type(exc).__name__}); replacing it and "
-                          f"replaying {len(task.indices)} games", file=sys.stderr, flush=True)
+                        raise ArenaError(
+                            f"executor: rollout workers died {n} times running {task.game} games "
+                            f"{task.indices[0]}..{task.indices[-1]} of {' vs '.join(task.labels)} "
+                            f"(max_failures {self.cfg.max_failures}; last: {cause[:200]})"
+                        ) from None
+                    print(
+                        f"arena: rollout worker {pool.name} lost ({type(exc).__name__}); replacing it and "
+                        f"replaying {len(task.indices)} games",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     self._replace(pool, actor)
                     new_ref, meta = self._send(task)
                     inflight[new_ref] = meta

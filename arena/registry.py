@@ -16,6 +16,7 @@ imported at start; the others are imported the first time one of their names is 
 Anything that needs the whole picture (listing names, conflicts, broken plugins, event hooks)
 imports every plugin first, so the results are those of an eager registry.
 """
+
 from __future__ import annotations
 
 import importlib.metadata as md
@@ -38,8 +39,13 @@ KINDS = {
     "command": "arena_commands",
     "benchmark": "arena_benchmarks",
 }
-EVENTS = ("arena_run_started", "arena_match_finished", "arena_checkpoint_written", "arena_league_step",
-          "arena_run_finished")
+EVENTS = (
+    "arena_run_started",
+    "arena_match_finished",
+    "arena_checkpoint_written",
+    "arena_league_step",
+    "arena_run_finished",
+)
 """Event hooks: the plugin index records which of them each plugin implements (kind ``event``)."""
 
 

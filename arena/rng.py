@@ -5,6 +5,7 @@ nodes and cheap agent draws use :meth:`GameRandom.uniform`, a counter-based Spli
 (no set-up cost — a numpy ``default_rng`` costs ~10 µs to create, which dominated small games);
 agents that want a full numpy ``Generator`` get one lazily through ``.numpy``.
 """
+
 from __future__ import annotations
 
 import numpy as np

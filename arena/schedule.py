@@ -9,6 +9,7 @@ whichever executor runs them; finished games are committed to the run store in b
 (:meth:`arena.store.RunStore.batch`) and each stored game is announced to observers
 (``arena_match_finished``) exactly once, after its batch commits.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -72,20 +73,38 @@ class Planner:
         return out
 
 
-def rotated_games(run: str, pairing: str, seed: int, base: Sequence[str], count: int, rnd: int,
-                  seq: int = 0, deal0: int = 0) -> list[PlannedGame]:
+def rotated_games(
+    run: str, pairing: str, seed: int, base: Sequence[str], count: int, rnd: int, seq: int = 0, deal0: int = 0
+) -> list[PlannedGame]:
     """``count`` games of one seating, rotated every game, each with its own deal (training:
     as many distinct deals as games); deals are numbered from ``deal0``."""
     from arena.store import match_id
 
     n = len(base)
-    return [PlannedGame(match_id(run, pairing, seed, k), seq + k, rnd, pairing,
-                        tuple(base[(s + deal0 + k) % n] for s in range(n)), deal0 + k, tuple(base))
-            for k in range(count)]
+    return [
+        PlannedGame(
+            match_id(run, pairing, seed, k),
+            seq + k,
+            rnd,
+            pairing,
+            tuple(base[(s + deal0 + k) % n] for s in range(n)),
+            deal0 + k,
+            tuple(base),
+        )
+        for k in range(count)
+    ]
 
 
-def tasks_for(games: Sequence[PlannedGame], agents: Mapping[str, Any], game: str, seed: int, chunk: int,
-              timeout: float | None = None, transcripts: bool = False, trajectories: bool = False) -> list[GameTask]:
+def tasks_for(
+    games: Sequence[PlannedGame],
+    agents: Mapping[str, Any],
+    game: str,
+    seed: int,
+    chunk: int,
+    timeout: float | None = None,
+    transcripts: bool = False,
+    trajectories: bool = False,
+) -> list[GameTask]:
     """Group games by seating and cut them into tasks of at most ``chunk`` games; ``agents`` maps
     each label to its spec (or :class:`~arena.executor.Checkpoint`)."""
     from arena.executor import GameTask
@@ -97,19 +116,43 @@ def tasks_for(games: Sequence[PlannedGame], agents: Mapping[str, Any], game: str
     step = max(1, chunk)
     for (seats, rotate), gs in by_seats.items():
         for i in range(0, len(gs), step):
-            part = gs[i:i + step]
-            tasks.append(GameTask(game, tuple(agents[a] for a in seats), seats, seed, tuple(g.deal for g in part),
-                                  timeout, transcripts, {g.deal: g for g in part}, trajectories, rotate))
+            part = gs[i : i + step]
+            tasks.append(
+                GameTask(
+                    game,
+                    tuple(agents[a] for a in seats),
+                    seats,
+                    seed,
+                    tuple(g.deal for g in part),
+                    timeout,
+                    transcripts,
+                    {g.deal: g for g in part},
+                    trajectories,
+                    rotate,
+                )
+            )
     return tasks
 
 
-def play_planned(executor: Executor, store: RunStore, games: Sequence[PlannedGame], agents: Mapping[str, Any], *,
-                 game: str, seed: int, chunk: int = 64, timeout: float | None = None, transcripts: bool = False,
-                 trajectories: bool = False, skip_stored: bool = True, context: Mapping[str, Any] | None = None,
-                 amend: Callable[[PlannedGame, MatchRecord], None] | None = None,
-                 on_game: Callable[[PlannedGame, Any], None] | None = None,
-                 commit_every: int = 512,
-                 on_stored: Callable[[list[MatchRecord]], None] | None = None) -> list[tuple[PlannedGame, Any]]:
+def play_planned(
+    executor: Executor,
+    store: RunStore,
+    games: Sequence[PlannedGame],
+    agents: Mapping[str, Any],
+    *,
+    game: str,
+    seed: int,
+    chunk: int = 64,
+    timeout: float | None = None,
+    transcripts: bool = False,
+    trajectories: bool = False,
+    skip_stored: bool = True,
+    context: Mapping[str, Any] | None = None,
+    amend: Callable[[PlannedGame, MatchRecord], None] | None = None,
+    on_game: Callable[[PlannedGame, Any], None] | None = None,
+    commit_every: int = 512,
+    on_stored: Callable[[list[MatchRecord]], None] | None = None,
+) -> list[tuple[PlannedGame, Any]]:
     """Play ``games`` on ``executor`` into ``store``; returns ``(game, result)`` for the games
     played now, in plan order (so what follows never depends on which worker finished first).
 
@@ -118,10 +161,25 @@ def play_planned(executor: Executor, store: RunStore, games: Sequence[PlannedGam
     edits a record before it is stored (e.g. training's seat labels). Games are committed
     ``commit_every`` at a time (and when play ends, also by an exception); observers hear of a
     game after its commit, and ``on_stored(records)`` receives what each commit stored."""
-    return submit_planned(executor, store, games, agents, game=game, seed=seed, chunk=chunk, timeout=timeout,
-                          transcripts=transcripts, trajectories=trajectories, skip_stored=skip_stored,
-                          context=context, amend=amend, on_game=on_game, start=False, commit_every=commit_every,
-                          on_stored=on_stored).collect()
+    return submit_planned(
+        executor,
+        store,
+        games,
+        agents,
+        game=game,
+        seed=seed,
+        chunk=chunk,
+        timeout=timeout,
+        transcripts=transcripts,
+        trajectories=trajectories,
+        skip_stored=skip_stored,
+        context=context,
+        amend=amend,
+        on_game=on_game,
+        start=False,
+        commit_every=commit_every,
+        on_stored=on_stored,
+    ).collect()
 
 
 class Submitted:
@@ -129,11 +187,20 @@ class Submitted:
     records each in the store (once, in batched commits) and returns them in plan order, as
     :func:`play_planned`."""
 
-    def __init__(self, executor: Executor, tasks: list[GameTask], start: bool, store: RunStore, game: str,
-                 transcripts: bool,
-                 context: Mapping[str, Any] | None, amend: Callable[[PlannedGame, MatchRecord], None] | None,
-                 on_game: Callable[[PlannedGame, Any], None] | None, commit_every: int = 512,
-                 on_stored: Callable[[list[MatchRecord]], None] | None = None) -> None:
+    def __init__(
+        self,
+        executor: Executor,
+        tasks: list[GameTask],
+        start: bool,
+        store: RunStore,
+        game: str,
+        transcripts: bool,
+        context: Mapping[str, Any] | None,
+        amend: Callable[[PlannedGame, MatchRecord], None] | None,
+        on_game: Callable[[PlannedGame, Any], None] | None,
+        commit_every: int = 512,
+        on_stored: Callable[[list[MatchRecord]], None] | None = None,
+    ) -> None:
         self.executor, self.tasks, self.store, self.game = executor, tasks, store, game
         self.pending = executor.submit(tasks) if start else None
         """None: played when collected, each game handed over as it finishes (``Executor.run``)."""
@@ -154,13 +221,15 @@ class Submitted:
                 self.on_stored(records)
             for rec in records:
                 g, res = waiting.pop(rec.id)
-                hook.arena_match_finished(result=res, context={**self.ctx, "match_id": g.id, "pairing": g.pairing,
-                                                               "round": g.round})
+                hook.arena_match_finished(
+                    result=res, context={**self.ctx, "match_id": g.id, "pairing": g.pairing, "round": g.round}
+                )
 
         def on_result(task: GameTask, res: Any) -> None:
             g = task.key[res.index]
-            rec = MatchRecord.from_result(res, id=g.id, pairing=g.pairing, game=self.game, plan_seq=g.plan_seq,
-                                          round=g.round)
+            rec = MatchRecord.from_result(
+                res, id=g.id, pairing=g.pairing, game=self.game, plan_seq=g.plan_seq, round=g.round
+            )
             if self.amend is not None:
                 self.amend(g, rec)
             waiting[g.id] = (g, res)
@@ -179,13 +248,26 @@ class Submitted:
         return played
 
 
-def submit_planned(executor: Executor, store: RunStore, games: Sequence[PlannedGame], agents: Mapping[str, Any], *,
-                   game: str, seed: int, chunk: int = 64, timeout: float | None = None, transcripts: bool = False,
-                   trajectories: bool = False, skip_stored: bool = True, context: Mapping[str, Any] | None = None,
-                   amend: Callable[[PlannedGame, MatchRecord], None] | None = None,
-                   on_game: Callable[[PlannedGame, Any], None] | None = None, start: bool = True,
-                   commit_every: int = 512,
-                   on_stored: Callable[[list[MatchRecord]], None] | None = None) -> Submitted:
+def submit_planned(
+    executor: Executor,
+    store: RunStore,
+    games: Sequence[PlannedGame],
+    agents: Mapping[str, Any],
+    *,
+    game: str,
+    seed: int,
+    chunk: int = 64,
+    timeout: float | None = None,
+    transcripts: bool = False,
+    trajectories: bool = False,
+    skip_stored: bool = True,
+    context: Mapping[str, Any] | None = None,
+    amend: Callable[[PlannedGame, MatchRecord], None] | None = None,
+    on_game: Callable[[PlannedGame, Any], None] | None = None,
+    start: bool = True,
+    commit_every: int = 512,
+    on_stored: Callable[[list[MatchRecord]], None] | None = None,
+) -> Submitted:
     """Start playing ``games`` and return at once (asynchronous rollouts); the agents are the
     ones ``agents`` names now. Arguments as :func:`play_planned`."""
     have = store.existing_ids([g.id for g in games]) if skip_stored else set()

@@ -28,6 +28,7 @@ config), ``transcripts/`` (optional, one text file per game), ``tb/`` (TensorBoa
 non-empty directory without a store, a database that is not ours or is corrupt, or a store
 made by a different config — is a clear :class:`ArenaError` and is never overwritten.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -114,15 +115,28 @@ class MatchRecord:
     info: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_result(cls, result: Any, *, id: str, pairing: str, game: str, plan_seq: int = 0,
-                    round: int = 0) -> "MatchRecord":
+    def from_result(
+        cls, result: Any, *, id: str, pairing: str, game: str, plan_seq: int = 0, round: int = 0
+    ) -> "MatchRecord":
         """From an :class:`arena.match.GameResult`."""
         f = result.forfeit
-        return cls(id=id, pairing=pairing, seed=int(result.seed), game_index=int(result.index), game=game,
-                   seats=list(result.seats), returns=[float(x) for x in result.returns], plan_seq=plan_seq,
-                   round=round, forfeit_player=f.player if f else None, forfeit_agent=f.agent if f else None,
-                   forfeit_reason=f.reason if f else None, length=int(result.length),
-                   duration=float(result.duration), info=dict(result.info or {}))
+        return cls(
+            id=id,
+            pairing=pairing,
+            seed=int(result.seed),
+            game_index=int(result.index),
+            game=game,
+            seats=list(result.seats),
+            returns=[float(x) for x in result.returns],
+            plan_seq=plan_seq,
+            round=round,
+            forfeit_player=f.player if f else None,
+            forfeit_agent=f.agent if f else None,
+            forfeit_reason=f.reason if f else None,
+            length=int(result.length),
+            duration=float(result.duration),
+            info=dict(result.info or {}),
+        )
 
 
 class RunStore:
@@ -138,34 +152,46 @@ class RunStore:
 
     # -- opening --------------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path, fingerprint: str, config_text: str | None = None,
-             kind: str = "tournament") -> "RunStore":
+    def open(
+        cls, path: str | Path, fingerprint: str, config_text: str | None = None, kind: str = "tournament"
+    ) -> "RunStore":
         """Create the run directory, or resume it when it was made with the same ``fingerprint``."""
         path = Path(path)
         db = path / DB_NAME
         if path.exists() and not path.is_dir():
             raise ArenaError(f"run path {path} is a file, not a run directory; choose another path")
         if path.is_dir() and not db.exists() and any(path.iterdir()):
-            raise ArenaError(f"run path {path} is a non-empty directory without an arena store ({DB_NAME}); "
-                             "refusing to write into it — choose a new or empty directory")
+            raise ArenaError(
+                f"run path {path} is a non-empty directory without an arena store ({DB_NAME}); "
+                "refusing to write into it — choose a new or empty directory"
+            )
         fresh = not db.exists()
         path.mkdir(parents=True, exist_ok=True)
         store = cls(path, _connect(db, create=fresh))
         if fresh:
             with store.conn:
                 store.conn.executescript(_SCHEMA)
-                store.conn.executemany("INSERT INTO meta VALUES (?, ?)", [
-                    ("kind", KIND), ("schema", str(SCHEMA_VERSION)), ("fingerprint", fingerprint),
-                    ("run_kind", kind), ("created", str(time.time()))])
+                store.conn.executemany(
+                    "INSERT INTO meta VALUES (?, ?)",
+                    [
+                        ("kind", KIND),
+                        ("schema", str(SCHEMA_VERSION)),
+                        ("fingerprint", fingerprint),
+                        ("run_kind", kind),
+                        ("created", str(time.time())),
+                    ],
+                )
             if config_text is not None:
                 (path / "config.yaml").write_text(config_text)
             return store
         meta = store.meta()
         if meta.get("fingerprint") != fingerprint:
             store.close()
-            raise ArenaError(f"run directory {path} was made by a different config (fingerprint "
-                             f"{meta.get('fingerprint')} != {fingerprint}); use a new directory to change "
-                             "game, agents, format or seed")
+            raise ArenaError(
+                f"run directory {path} was made by a different config (fingerprint "
+                f"{meta.get('fingerprint')} != {fingerprint}); use a new directory to change "
+                "game, agents, format or seed"
+            )
         return store
 
     @classmethod
@@ -247,8 +273,9 @@ class RunStore:
         return True
 
     @contextmanager
-    def batch(self, size: int = 512,
-              on_commit: Callable[[list[MatchRecord]], None] | None = None) -> Iterator["RunStore"]:
+    def batch(
+        self, size: int = 512, on_commit: Callable[[list[MatchRecord]], None] | None = None
+    ) -> Iterator["RunStore"]:
         """Stage :meth:`record_match` calls and commit them ``size`` at a time, in one
         transaction each, and whatever is staged when the block ends — also when it ends with
         an exception, since every staged game did finish. ``on_commit(records)`` runs after
@@ -287,19 +314,39 @@ class RunStore:
             new = [r for r in recs if r.id not in have]
             self.conn.executemany(
                 "INSERT OR IGNORE INTO matches VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(rec.id, rec.plan_seq, rec.round, rec.pairing, rec.seed, rec.game_index, rec.game,
-                  json.dumps(rec.seats), json.dumps(rec.returns), rec.forfeit_player, rec.forfeit_agent,
-                  rec.forfeit_reason, rec.length, rec.duration, rec.transcript,
-                  json.dumps(rec.info, default=str) if rec.info else "{}", now) for rec in new])
+                [
+                    (
+                        rec.id,
+                        rec.plan_seq,
+                        rec.round,
+                        rec.pairing,
+                        rec.seed,
+                        rec.game_index,
+                        rec.game,
+                        json.dumps(rec.seats),
+                        json.dumps(rec.returns),
+                        rec.forfeit_player,
+                        rec.forfeit_agent,
+                        rec.forfeit_reason,
+                        rec.length,
+                        rec.duration,
+                        rec.transcript,
+                        json.dumps(rec.info, default=str) if rec.info else "{}",
+                        now,
+                    )
+                    for rec in new
+                ],
+            )
         return new
 
     @staticmethod
     def _existing(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
         out: set[str] = set()
         for i in range(0, len(ids), 500):  # SQLite's bound-parameter limit is 999 on old builds
-            part = ids[i:i + 500]
-            out.update(r[0] for r in conn.execute(
-                f"SELECT id FROM matches WHERE id IN ({','.join('?' * len(part))})", part))
+            part = ids[i : i + 500]
+            out.update(
+                r[0] for r in conn.execute(f"SELECT id FROM matches WHERE id IN ({','.join('?' * len(part))})", part)
+            )
         return out
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
@@ -319,8 +366,10 @@ class RunStore:
         """Every stored game in plan order (the order ratings replay them in)."""
         return list(self.iter_matches())
 
-    _COLUMNS = ("id, pairing, seed, game_index, game, seats, returns, plan_seq, round, forfeit_player, "
-                "forfeit_agent, forfeit_reason, length, duration, transcript, info")
+    _COLUMNS = (
+        "id, pairing, seed, game_index, game, seats, returns, plan_seq, round, forfeit_player, "
+        "forfeit_agent, forfeit_reason, length, duration, transcript, info"
+    )
 
     def iter_matches(self, lo: int | None = None, hi: int | None = None, page: int = 4096) -> Iterator[MatchRecord]:
         """Stored games with ``lo <= plan_seq < hi`` (either bound optional) in plan order,
@@ -335,8 +384,11 @@ class RunStore:
             if after is not None:
                 cond.append("(plan_seq, id) > (?, ?)")
                 args += list(after)
-            sql = (f"SELECT {self._COLUMNS} FROM matches" + (" WHERE " + " AND ".join(cond) if cond else "")
-                   + " ORDER BY plan_seq, id LIMIT ?")
+            sql = (
+                f"SELECT {self._COLUMNS} FROM matches"
+                + (" WHERE " + " AND ".join(cond) if cond else "")
+                + " ORDER BY plan_seq, id LIMIT ?"
+            )
             rows = self.conn.execute(sql, (*args, page)).fetchall()
             for r in rows:
                 yield _record(r)
@@ -349,29 +401,41 @@ class RunStore:
         out: dict[str, MatchRecord] = {}
         ids = list(ids)
         for i in range(0, len(ids), 500):
-            part = ids[i:i + 500]
-            rows = self.conn.execute(f"SELECT {self._COLUMNS} FROM matches WHERE id IN ({','.join('?' * len(part))})",
-                                     part).fetchall()
+            part = ids[i : i + 500]
+            rows = self.conn.execute(
+                f"SELECT {self._COLUMNS} FROM matches WHERE id IN ({','.join('?' * len(part))})", part
+            ).fetchall()
             for r in rows:
                 out[r[0]] = _record(r)
         return out
 
     # -- rating snapshots -----------------------------------------------------------------------
-    def record_snapshot(self, step: int, system: str,
-                        ratings: dict[str, tuple[float, float | None, float | None, int | None]]) -> None:
+    def record_snapshot(
+        self, step: int, system: str, ratings: dict[str, tuple[float, float | None, float | None, int | None]]
+    ) -> None:
         """Ratings of every agent after ``step`` games (idempotent per step/system/agent)."""
         with self.conn:
             self.conn.executemany(
                 "INSERT OR REPLACE INTO ratings VALUES (?,?,?,?,?,?,?)",
-                [(int(step), system, a, float(r), None if lo is None else float(lo),
-                  None if hi is None else float(hi), None if g is None else int(g))
-                 for a, (r, lo, hi, g) in ratings.items()])
+                [
+                    (
+                        int(step),
+                        system,
+                        a,
+                        float(r),
+                        None if lo is None else float(lo),
+                        None if hi is None else float(hi),
+                        None if g is None else int(g),
+                    )
+                    for a, (r, lo, hi, g) in ratings.items()
+                ],
+            )
 
     def snapshots(self, system: str) -> dict[int, dict[str, tuple[float, float | None, float | None, int | None]]]:
         out: dict[int, dict[str, tuple]] = {}
         for step, agent, r, lo, hi, g in self.conn.execute(
-                "SELECT step, agent, rating, lo, hi, games FROM ratings WHERE system = ? ORDER BY step, agent",
-                (system,)):
+            "SELECT step, agent, rating, lo, hi, games FROM ratings WHERE system = ? ORDER BY step, agent", (system,)
+        ):
             out.setdefault(step, {})[agent] = (r, lo, hi, g)
         return out
 
@@ -386,10 +450,24 @@ class RunStore:
 def _record(r: Sequence[Any]) -> MatchRecord:
     """A row of ``RunStore._COLUMNS`` as a record."""
     loads = json.loads
-    return MatchRecord(id=r[0], pairing=r[1], seed=r[2], game_index=r[3], game=r[4], seats=loads(r[5]),
-                       returns=loads(r[6]), plan_seq=r[7], round=r[8], forfeit_player=r[9], forfeit_agent=r[10],
-                       forfeit_reason=r[11], length=r[12], duration=r[13], transcript=r[14],
-                       info=loads(r[15]) if r[15] != "{}" else {})
+    return MatchRecord(
+        id=r[0],
+        pairing=r[1],
+        seed=r[2],
+        game_index=r[3],
+        game=r[4],
+        seats=loads(r[5]),
+        returns=loads(r[6]),
+        plan_seq=r[7],
+        round=r[8],
+        forfeit_player=r[9],
+        forfeit_agent=r[10],
+        forfeit_reason=r[11],
+        length=r[12],
+        duration=r[13],
+        transcript=r[14],
+        info=loads(r[15]) if r[15] != "{}" else {},
+    )
 
 
 def _check_existing(db: Path) -> None:

@@ -19,6 +19,7 @@ per task is exactly rliable's stratification, runs resampled within their task).
 profiles** (the fraction of runs scoring above τ, for every τ) show the whole distribution
 rather than a point, with bootstrap bands.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -66,8 +67,9 @@ class Aggregate:
     values: list[float] = field(default_factory=list)
 
 
-def _ci(samples: Sequence[np.ndarray], stat: Callable[..., Any], resamples: int, seed: int,
-        confidence: float) -> tuple[float, float]:
+def _ci(
+    samples: Sequence[np.ndarray], stat: Callable[..., Any], resamples: int, seed: int, confidence: float
+) -> tuple[float, float]:
     """Percentile bootstrap interval of ``stat`` of the pooled runs, each sample (task)
     resampled on its own — stratified, as rliable prescribes."""
     from scipy.stats import bootstrap
@@ -86,8 +88,15 @@ def _ci(samples: Sequence[np.ndarray], stat: Callable[..., Any], resamples: int,
             parts.append(np.broadcast_to(fixed_pool, xs[0].shape[:-1] + fixed_pool.shape))
         return stat(np.concatenate(parts, axis=-1), axis=-1)
 
-    res = bootstrap(tuple(usable), pooled_stat, n_resamples=resamples, confidence_level=confidence,
-                    method="percentile", vectorized=True, random_state=np.random.default_rng(seed))
+    res = bootstrap(
+        tuple(usable),
+        pooled_stat,
+        n_resamples=resamples,
+        confidence_level=confidence,
+        method="percentile",
+        vectorized=True,
+        random_state=np.random.default_rng(seed),
+    )
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
@@ -95,8 +104,12 @@ def _mean(x: Any, axis: int | None = None) -> Any:
     return np.mean(x, axis=axis)
 
 
-def aggregate(scores: Mapping[str, Sequence[float]] | Sequence[float], resamples: int = 2000, seed: int = 0,
-              confidence: float = 0.95) -> Aggregate:
+def aggregate(
+    scores: Mapping[str, Sequence[float]] | Sequence[float],
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Aggregate:
     """IQM, mean, their stratified bootstrap intervals, and spread, of runs' scores.
 
     ``scores``: a list of runs (one task), or ``{task: runs}`` — the intervals then resample runs
@@ -108,14 +121,26 @@ def aggregate(scores: Mapping[str, Sequence[float]] | Sequence[float], resamples
         raise ArenaError("aggregate: no finite scores")
     x = np.concatenate(samples)
     return Aggregate(
-        n=len(x), iqm=float(iqm(x)), iqm_ci=_ci(samples, iqm, resamples, seed, confidence),
-        mean=float(x.mean()), mean_ci=_ci(samples, _mean, resamples, seed, confidence),
-        median=float(np.median(x)), std=float(x.std(ddof=1)) if len(x) > 1 else 0.0, min=float(x.min()),
-        max=float(x.max()), values=[float(v) for v in x])
+        n=len(x),
+        iqm=float(iqm(x)),
+        iqm_ci=_ci(samples, iqm, resamples, seed, confidence),
+        mean=float(x.mean()),
+        mean_ci=_ci(samples, _mean, resamples, seed, confidence),
+        median=float(np.median(x)),
+        std=float(x.std(ddof=1)) if len(x) > 1 else 0.0,
+        min=float(x.min()),
+        max=float(x.max()),
+        values=[float(v) for v in x],
+    )
 
 
-def performance_profile(scores: Sequence[float] | np.ndarray, taus: np.ndarray, resamples: int = 500, seed: int = 0,
-                        confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def performance_profile(
+    scores: Sequence[float] | np.ndarray,
+    taus: np.ndarray,
+    resamples: int = 500,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The fraction of runs scoring above each τ, with a percentile bootstrap band over runs
     (rliable's run-score distribution)."""
     x = np.asarray(scores, dtype=float)
@@ -192,21 +217,26 @@ def open_sweep(plan: SweepPlan) -> dict[str, Any]:
         except (OSError, json.JSONDecodeError) as exc:
             raise ArenaError(f"{path} is not a sweep file ({exc}); choose another directory") from None
         if state.get("identity") != plan.identity():
-            raise ArenaError(f"sweep directory {plan.directory} holds a different experiment "
-                             f"({state.get('identity')}); use a new directory to change the config or overrides")
+            raise ArenaError(
+                f"sweep directory {plan.directory} holds a different experiment "
+                f"({state.get('identity')}); use a new directory to change the config or overrides"
+            )
         state["seeds"] = sorted(set(state.get("seeds", [])) | set(plan.seeds))
     else:
         if plan.directory.exists() and any(plan.directory.iterdir()):
-            raise ArenaError(f"{plan.directory} is a non-empty directory without {SWEEP_FILE}; "
-                             "refusing to write into it — choose a new or empty directory")
+            raise ArenaError(
+                f"{plan.directory} is a non-empty directory without {SWEEP_FILE}; "
+                "refusing to write into it — choose a new or empty directory"
+            )
         state = {"identity": plan.identity(), "seeds": list(plan.seeds), "runs": {}}
     plan.directory.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(state, indent=2))
     return state
 
 
-def run_seeds(plan: SweepPlan, arena: Sequence[str], jobs: int = 1, log: Callable[[str], None] = print,
-              nice: int = 0) -> dict[int, str]:
+def run_seeds(
+    plan: SweepPlan, arena: Sequence[str], jobs: int = 1, log: Callable[[str], None] = print, nice: int = 0
+) -> dict[int, str]:
     """Run every unfinished seed (``jobs`` processes at a time); ``{seed: status}``.
 
     A seed is finished when its command exited 0 and left ``results.json``; a seed that fails
@@ -277,8 +307,11 @@ def final_metrics(plan_dir: Path, seeds: Sequence[int]) -> dict[int, dict[str, f
             continue
         data = json.loads(path.read_text())
         final = data.get("final", data)
-        out[s] = {k: float(v) for k, v in final.items()
-                  if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))}
+        out[s] = {
+            k: float(v)
+            for k, v in final.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+        }
     return out
 
 
@@ -288,8 +321,9 @@ def select(keys: Sequence[str], patterns: Sequence[str]) -> list[str]:
     return [k for k in keys if not any(fnmatch.fnmatchcase(k, p) for p in DEFAULT_HIDDEN)]
 
 
-def report(finals: Mapping[int, Mapping[str, float]], patterns: Sequence[str] = (), resamples: int = 2000,
-           seed: int = 0) -> dict[str, Any]:
+def report(
+    finals: Mapping[int, Mapping[str, float]], patterns: Sequence[str] = (), resamples: int = 2000, seed: int = 0
+) -> dict[str, Any]:
     """Per metric (those every finished seed reports): the aggregate over seeds."""
     if not finals:
         raise ArenaError("no finished seed has a results.json to aggregate")
@@ -301,12 +335,24 @@ def report(finals: Mapping[int, Mapping[str, float]], patterns: Sequence[str] = 
     metrics = {}
     for k in keys:
         agg = aggregate([finals[s][k] for s in seeds], resamples=resamples, seed=seed)
-        metrics[k] = {"iqm": agg.iqm, "iqm_ci": list(agg.iqm_ci), "mean": agg.mean, "mean_ci": list(agg.mean_ci),
-                      "median": agg.median, "std": agg.std, "min": agg.min, "max": agg.max,
-                      "per_seed": dict(zip(map(str, seeds), agg.values))}
-    return {"seeds": seeds, "n": len(seeds), "metrics": metrics,
-            "method": "IQM = scipy.stats.trim_mean(x, 0.25); 95% percentile bootstrap (scipy.stats.bootstrap, "
-                      f"{resamples} resamples, runs resampled within their task)"}
+        metrics[k] = {
+            "iqm": agg.iqm,
+            "iqm_ci": list(agg.iqm_ci),
+            "mean": agg.mean,
+            "mean_ci": list(agg.mean_ci),
+            "median": agg.median,
+            "std": agg.std,
+            "min": agg.min,
+            "max": agg.max,
+            "per_seed": dict(zip(map(str, seeds), agg.values)),
+        }
+    return {
+        "seeds": seeds,
+        "n": len(seeds),
+        "metrics": metrics,
+        "method": "IQM = scipy.stats.trim_mean(x, 0.25); 95% percentile bootstrap (scipy.stats.bootstrap, "
+        f"{resamples} resamples, runs resampled within their task)",
+    }
 
 
 def to_markdown(rep: Mapping[str, Any], title: str, command: str = "") -> str:
@@ -316,8 +362,10 @@ def to_markdown(rep: Mapping[str, Any], title: str, command: str = "") -> str:
     lines += ["", "| metric | IQM [95% CI] | mean [95% CI] | min | max | per seed |", "|---|---|---|---|---|---|"]
     for k, m in rep["metrics"].items():
         per = " ".join(f"{v:.3g}" for v in m["per_seed"].values())
-        lines.append(f"| {k} | {m['iqm']:.4g} [{m['iqm_ci'][0]:.4g}, {m['iqm_ci'][1]:.4g}] | {m['mean']:.4g} "
-                     f"[{m['mean_ci'][0]:.4g}, {m['mean_ci'][1]:.4g}] | {m['min']:.4g} | {m['max']:.4g} | {per} |")
+        lines.append(
+            f"| {k} | {m['iqm']:.4g} [{m['iqm_ci'][0]:.4g}, {m['iqm_ci'][1]:.4g}] | {m['mean']:.4g} "
+            f"[{m['mean_ci'][0]:.4g}, {m['mean_ci'][1]:.4g}] | {m['min']:.4g} | {m['max']:.4g} | {per} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -350,7 +398,7 @@ def plot(rep: Mapping[str, Any], path: Path, title: str, max_panels: int = 9) ->
         ax.set_ylim(-0.08, 1.05)
         ax.set_title(k, fontsize=9)
         ax.set_xlabel("τ", fontsize=8)
-    for ax in list(axes.flat)[len(keys):]:
+    for ax in list(axes.flat)[len(keys) :]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7, loc="lower left")
     fig.suptitle(title, fontsize=10)

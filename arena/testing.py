@@ -23,6 +23,7 @@ What they verify, and why the host needs it:
   reloaded learners continue to the same metrics and the same moves as the uninterrupted one —
   the league's resume guarantee.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,17 +56,23 @@ def _game(game: str | Game, **params: Any) -> Game:
 
 # -- games --------------------------------------------------------------------------------------
 
+
 def check_game(game: str | Game, *, games: int = 200, seed: int = 0, pettingzoo_cycles: int = 300) -> None:
     """Check a game plugin (``"name"``, ``"name(key=value)"`` or a loaded :class:`Game`)."""
     g = _game(game)
     spec = g.spec
     what = f"game '{spec.full_name}'"
-    _require(spec.num_players >= 1 and spec.min_utility <= spec.max_utility, what,
-             f"spec has {spec.num_players} players and utility range [{spec.min_utility}, {spec.max_utility}]")
+    _require(
+        spec.num_players >= 1 and spec.min_utility <= spec.max_utility,
+        what,
+        f"spec has {spec.num_players} players and utility range [{spec.min_utility}, {spec.max_utility}]",
+    )
     reloaded = _game(spec.full_name)
-    _require(reloaded.spec == spec, what,
-             f"load_game('{spec.full_name}') builds a different spec ({reloaded.spec}); "
-             "executors rebuild games by name")
+    _require(
+        reloaded.spec == spec,
+        what,
+        f"load_game('{spec.full_name}') builds a different spec ({reloaded.spec}); executors rebuild games by name",
+    )
     if not spec.text_decisions:
         _check_pettingzoo(spec.full_name, spec.simultaneous, pettingzoo_cycles, what)
     for k in range(min(games, 20)):
@@ -114,8 +121,11 @@ def _walk(game: Game, seed: int, what: str) -> None:
 def _sample_chance(state: State, rng: np.random.Generator, what: str) -> None:
     outcomes = state.chance_outcomes()
     weights = np.array([w for _, w in outcomes], dtype=float)
-    _require(bool(outcomes) and bool((weights > 0).all()) and abs(weights.sum() - 1) < 1e-9, what,
-             f"chance_outcomes() is not a distribution: {outcomes[:8]}")
+    _require(
+        bool(outcomes) and bool((weights > 0).all()) and abs(weights.sum() - 1) < 1e-9,
+        what,
+        f"chance_outcomes() is not a distribution: {outcomes[:8]}",
+    )
     state.apply_action(outcomes[int(rng.choice(len(outcomes), p=weights / weights.sum()))][0])
 
 
@@ -127,8 +137,11 @@ def _random_move(state: State, player: int, rng: np.random.Generator, what: str)
     legal = state.legal_actions(player)
     _require(bool(legal), what, f"player {player} must act but has no legal actions:\n{text}")
     labels = [state.action_label(player, a) for a in legal]
-    _require(all(isinstance(x, str) and x.strip() for x in labels) and len(set(labels)) == len(labels), what,
-             f"legal actions need distinct, non-empty labels (people and LLMs choose by label): {labels}")
+    _require(
+        all(isinstance(x, str) and x.strip() for x in labels) and len(set(labels)) == len(labels),
+        what,
+        f"legal actions need distinct, non-empty labels (people and LLMs choose by label): {labels}",
+    )
     return int(legal[int(rng.integers(len(legal)))])
 
 
@@ -141,24 +154,38 @@ def _check_random_play(game: Game, games: int, seed: int, what: str) -> None:
         _require(r.forfeit is None, what, f"random legal play forfeited: {r.forfeit}")
         _require(len(r.returns) == n, what, f"a result has {len(r.returns)} returns for {n} players")
         lo, hi = game.spec.min_utility - 1e-9, game.spec.max_utility + 1e-9
-        _require(all(lo <= x <= hi for x in r.returns), what,
-                 f"returns {r.returns} outside the declared [{game.spec.min_utility}, {game.spec.max_utility}]")
+        _require(
+            all(lo <= x <= hi for x in r.returns),
+            what,
+            f"returns {r.returns} outside the declared [{game.spec.min_utility}, {game.spec.max_utility}]",
+        )
         if game.spec.zero_sum:
             _require(abs(sum(r.returns)) < 1e-6, what, f"declared zero-sum but returns sum to {sum(r.returns)}")
     k = min(games, 16)
     batched = _play(game, [load_agent("random", game) for _ in range(n)], k, seed, rotate=True)
     single = _play(game, [load_agent("random", game) for _ in range(n)], k, seed, rotate=True, batch_size=1)
-    _require(_same_play(batched, single, 1e-5), what,
-             "the same seed played one game at a time gives different games than batched "
-             "(the game must take its randomness from the seed only)")
+    _require(
+        _same_play(batched, single, 1e-5),
+        what,
+        "the same seed played one game at a time gives different games than batched "
+        "(the game must take its randomness from the seed only)",
+    )
 
 
-def _play(game: Game, agents: Sequence[Agent], games: int, seed: int, rotate: bool = False,
-          batch_size: int | None = None, record: bool = True) -> list[Any]:
+def _play(
+    game: Game,
+    agents: Sequence[Agent],
+    games: int,
+    seed: int,
+    rotate: bool = False,
+    batch_size: int | None = None,
+    record: bool = True,
+) -> list[Any]:
     from arena.match import play_games
 
-    return play_games(game, agents, num_games=games, seed=seed, rotate_seats=rotate, record=record,
-                      batch_size=batch_size)
+    return play_games(
+        game, agents, num_games=games, seed=seed, rotate_seats=rotate, record=record, batch_size=batch_size
+    )
 
 
 def _moves(results: Sequence[Any]) -> list[Any]:
@@ -173,11 +200,13 @@ def _same_play(a: Sequence[Any], b: Sequence[Any], tol: float = 0.0) -> bool:
         return False
     pa = [s.log_prob for r in a for s in r.trajectory.steps]
     pb = [s.log_prob for r in b for s in r.trajectory.steps]
-    return all((x is None and y is None) or (x is not None and y is not None and abs(x - y) <= tol)
-               for x, y in zip(pa, pb))
+    return all(
+        (x is None and y is None) or (x is not None and y is not None and abs(x - y) <= tol) for x, y in zip(pa, pb)
+    )
 
 
 # -- agents -------------------------------------------------------------------------------------
+
 
 def check_agent(spec: Any, game: str | Game, *, games: int = 20, seed: int = 0) -> None:
     """Check an agent plugin on a game: ``spec`` is what ``arena.load_agent`` takes
@@ -199,9 +228,12 @@ def check_agent(spec: Any, game: str | Game, *, games: int = 20, seed: int = 0) 
         bad = [r.forfeit for r in played if r.forfeit is not None]
         _require(not bad, what, f"forfeits from seat {p}: {bad[0] if bad else ''}")
         again = _play(g, seats(fresh, p), games, seed + p, batch_size=1)
-        _require(_same_play(played, again, 1e-5), what,
-                 f"seat {p}: the same seed gives different moves on a fresh instance played one game at a time "
-                 "(draw randomness from obs.uniform()/obs.rng, not a private generator or batch position)")
+        _require(
+            _same_play(played, again, 1e-5),
+            what,
+            f"seat {p}: the same seed gives different moves on a fresh instance played one game at a time "
+            "(draw randomness from obs.uniform()/obs.rng, not a private generator or batch position)",
+        )
     if first.has_policy:
         for k in range(min(games, 10)):
             _check_policy(g, first, seed + k, what)
@@ -223,11 +255,15 @@ def _check_policy(game: Game, agent: Agent, seed: int, what: str) -> None:
             obs = Observation(state, p, np.random.default_rng(seed), game.spec.full_name)
             probs = dict(agent.policy(obs))
             legal = sorted(state.legal_actions(p))
-            _require(set(probs) <= set(legal), what,
-                     f"policy puts mass on illegal actions {sorted(set(probs) - set(legal))}")
+            _require(
+                set(probs) <= set(legal), what, f"policy puts mass on illegal actions {sorted(set(probs) - set(legal))}"
+            )
             total = sum(probs.values())
-            _require(all(v >= 0 for v in probs.values()) and abs(total - 1) < 1e-6, what,
-                     f"policy is not a distribution (sum {total}): {probs}")
+            _require(
+                all(v >= 0 for v in probs.values()) and abs(total - 1) < 1e-6,
+                what,
+                f"policy is not a distribution (sum {total}): {probs}",
+            )
             joint[p] = legal[int(rng.integers(len(legal)))]
         if state.is_simultaneous_node():
             state.apply_actions(joint)
@@ -244,14 +280,25 @@ def _check_reload(game: Game, agent: Agent, spec: Any, games: int, seed: int, wh
         copy = load_checkpoint(Path(tmp) / "agent", game)
         before = _play(game, [agent] + [load_agent("random", game) for _ in range(n - 1)], games, seed)
         after = _play(game, [copy] + [load_agent("random", game) for _ in range(n - 1)], games, seed)
-    _require(_same_play(before, after, 1e-5), what,
-             "an agent reloaded from save_checkpoint plays differently from the one saved")
+    _require(
+        _same_play(before, after, 1e-5),
+        what,
+        "an agent reloaded from save_checkpoint plays differently from the one saved",
+    )
 
 
 # -- trainers -----------------------------------------------------------------------------------
 
-def check_trainer(name: str, game: str | Game, learners: Sequence[Any], *, params: Mapping[str, Any] | None = None,
-                  games: int = 16, seed: int = 0) -> None:
+
+def check_trainer(
+    name: str,
+    game: str | Game,
+    learners: Sequence[Any],
+    *,
+    params: Mapping[str, Any] | None = None,
+    games: int = 16,
+    seed: int = 0,
+) -> None:
     """Check a trainer plugin: ``learners`` are agent specs (snapshottable agents) that play
     every seat in turn (self-play), as a league team does; ``params`` go to the factory."""
     from arena.loading import checkpoint_param, load_agent, load_checkpoint, parse_agent_spec, save_checkpoint
@@ -265,8 +312,11 @@ def check_trainer(name: str, game: str | Game, learners: Sequence[Any], *, param
     _require(bool(specs), what, "needs at least one learner spec")
     for s in specs:
         agent_name = parse_agent_spec(s)[0]
-        _require(checkpoint_param(agent_name) is not None, what,
-                 f"learner agent '{agent_name}' is not snapshottable (no checkpoint_param): a league cannot resume it")
+        _require(
+            checkpoint_param(agent_name) is not None,
+            what,
+            f"learner agent '{agent_name}' is not snapshottable (no checkpoint_param): a league cannot resume it",
+        )
 
     def build(agents: list[Agent]) -> Any:
         return factory(g, agents, **dict(params or {}))
@@ -281,12 +331,16 @@ def check_trainer(name: str, game: str | Game, learners: Sequence[Any], *, param
         out = trainer.update([r.trajectory for r in played])
         _require(isinstance(out, Mapping), what, f"update() must return a dict of metrics, got {type(out).__name__}")
         for key, v in out.items():
-            _require(isinstance(key, str) and isinstance(v, (int, float)) and math.isfinite(float(v)), what,
-                     f"metric {key!r} = {v!r} is not a finite number")
+            _require(
+                isinstance(key, str) and isinstance(v, (int, float)) and math.isfinite(float(v)),
+                what,
+                f"metric {key!r} = {v!r} is not a finite number",
+            )
         return {k_: float(v) for k_, v in out.items()}
 
     agents = [labelled(k, load_agent(s, g)) for k, s in enumerate(specs)]
     trainer = build(agents)
+
     def probe(xs: list[Agent]) -> list[Any]:
         return _play(g, [xs[i % len(xs)] for i in range(g.spec.num_players)], games, seed + 99_991)
 
@@ -300,13 +354,23 @@ def check_trainer(name: str, game: str | Game, learners: Sequence[Any], *, param
         copies = [labelled(k, load_checkpoint(root / f"learner{k}", g)) for k in range(len(specs))]
         resumed = build(copies)
         load_trainer_state(resumed, root / "trainer.pt")
-    _require(not _same_play(probe(agents), before), what,
-             "one update left every learner playing exactly as before (same moves and log-probs)")
-    _require(_same_play(probe(copies), probe(agents)), what,
-             "learners reloaded from their checkpoints play differently")
+    _require(
+        not _same_play(probe(agents), before),
+        what,
+        "one update left every learner playing exactly as before (same moves and log-probs)",
+    )
+    _require(
+        _same_play(probe(copies), probe(agents)), what, "learners reloaded from their checkpoints play differently"
+    )
     went_on, restored = step(trainer, agents, 1), step(resumed, copies, 1)
-    _require(went_on == restored, what,
-             f"a trainer restored from state_dict() updates differently: {went_on} vs {restored} "
-             "(optimiser moments, random generators and counters belong in state_dict)")
-    _require(_same_play(probe(copies), probe(agents)), what,
-             "after one more update the restored run and the uninterrupted run play differently")
+    _require(
+        went_on == restored,
+        what,
+        f"a trainer restored from state_dict() updates differently: {went_on} vs {restored} "
+        "(optimiser moments, random generators and counters belong in state_dict)",
+    )
+    _require(
+        _same_play(probe(copies), probe(agents)),
+        what,
+        "after one more update the restored run and the uninterrupted run play differently",
+    )

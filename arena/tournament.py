@@ -30,6 +30,7 @@ errors of all pairings would be correlated and no bootstrap over games could see
 rating intervals under-covered the truth); with independent deals per pairing the deal is the
 independent unit, and the bootstrap resamples deals (:func:`arena.rating.outcome_units`).
 """
+
 from __future__ import annotations
 
 import json
@@ -124,8 +125,9 @@ def gauntlet(names: Sequence[str], candidates: Sequence[str], games: int, num_pl
     pool = [n for n in names if n not in candidates]
     if not candidates or not pool:
         raise ArenaError("format 'gauntlet' needs format.candidates (agent labels) and at least one other agent")
-    yield [Pairing((c,) + rest, games * num_players) for c in candidates
-           for rest in combinations(pool, num_players - 1)]
+    yield [
+        Pairing((c,) + rest, games * num_players) for c in candidates for rest in combinations(pool, num_players - 1)
+    ]
     return []
 
 
@@ -138,8 +140,13 @@ def match_points(records: Sequence[Any], a: str, scale: float | None = None) -> 
     return pts
 
 
-def swiss_round(names: Sequence[str], points: dict[str, float], met: dict[str, dict[str, int]],
-                byes: dict[str, int], rng: np.random.Generator) -> tuple[list[tuple[str, str]], str | None]:
+def swiss_round(
+    names: Sequence[str],
+    points: dict[str, float],
+    met: dict[str, dict[str, int]],
+    byes: dict[str, int],
+    rng: np.random.Generator,
+) -> tuple[list[tuple[str, str]], str | None]:
     """One Swiss round: the pairs (higher standing first) and the agent with the bye (odd pools).
 
     A minimum-cost perfect matching (``networkx.max_weight_matching`` on ``BIG − cost``, integer
@@ -158,17 +165,16 @@ def swiss_round(names: Sequence[str], points: dict[str, float], met: dict[str, d
     rank = {a: i for i, a in enumerate(order)}
     floor = min(points.values())
     half = {a: round(2 * (points[a] - floor)) for a in names}
-    tie = n ** 2
+    tie = n**2
     gap = tie * (n // 2 + 1) + 1
     top = max(half.values(), default=0) + 1
-    repeat_bye = gap * top ** 2 * (n // 2 + 1) + 1
+    repeat_bye = gap * top**2 * (n // 2 + 1) + 1
     rematch = repeat_bye * (max(byes.values(), default=0) + 1)
     bye_node = ("bye",) if n % 2 else None  # a tuple never equals an agent label
     g = nx.Graph()
     costs = {}
     for a, b in combinations(names, 2):
-        costs[a, b] = (rematch * met[a].get(b, 0) + gap * (half[a] - half[b]) ** 2
-                       + (rank[a] - rank[b]) ** 2)
+        costs[a, b] = rematch * met[a].get(b, 0) + gap * (half[a] - half[b]) ** 2 + (rank[a] - rank[b]) ** 2
     if bye_node:
         for a in names:
             costs[a, bye_node] = repeat_bye * byes.get(a, 0) + gap * half[a] ** 2 + (n - 1 - rank[a]) ** 2
@@ -184,8 +190,7 @@ def swiss_round(names: Sequence[str], points: dict[str, float], met: dict[str, d
     return pairs, bye
 
 
-def swiss(names: Sequence[str], games: int, rounds: int | None, seed: int,
-          scale: float | None = None) -> FormatGen:
+def swiss(names: Sequence[str], games: int, rounds: int | None, seed: int, scale: float | None = None) -> FormatGen:
     n = len(names)
     rounds = rounds or max(1, min(math.ceil(math.log2(n)), n - 1))
     points = {a: 0.0 for a in names}
@@ -216,8 +221,7 @@ def bracket_order(size: int) -> list[int]:
     return b
 
 
-def elimination(names: Sequence[str], games: int, reference: str | None,
-                scale: float | None = None) -> FormatGen:
+def elimination(names: Sequence[str], games: int, reference: str | None, scale: float | None = None) -> FormatGen:
     ref = reference or names[0]
     if ref not in names:
         raise ArenaError(f"format.reference '{ref}' is not one of the agents: {', '.join(names)}")
@@ -260,8 +264,16 @@ def elimination(names: Sequence[str], games: int, reference: str | None,
     return [champion] + rest
 
 
-def adaptive(names: Sequence[str], batch_games: int, budget: int | None, confidence: float,
-             min_degree: int, ridge: float, seed: int, scale: float | None = None) -> FormatGen:
+def adaptive(
+    names: Sequence[str],
+    batch_games: int,
+    budget: int | None,
+    confidence: float,
+    min_degree: int,
+    ridge: float,
+    seed: int,
+    scale: float | None = None,
+) -> FormatGen:
     """Coverage rings, then uncertainty-guided batches (see module docstring)."""
     n = len(names)
     rng = np.random.default_rng([seed & 0xFFFFFFFF, 11])
@@ -307,8 +319,9 @@ def adaptive(names: Sequence[str], batch_games: int, budget: int | None, confide
     return [names[i] for i in np.argsort(-fit.theta, kind="stable")]
 
 
-def make_format(cfg: FormatConfig, names: Sequence[str], num_players: int, seed: int,
-                scale: float | None = None) -> FormatGen:
+def make_format(
+    cfg: FormatConfig, names: Sequence[str], num_players: int, seed: int, scale: float | None = None
+) -> FormatGen:
     """The generator for ``cfg.kind`` over agent labels ``names``; ``scale`` selects margin
     scores (see :func:`arena.rating.pair_score`)."""
     names = list(names)
@@ -326,8 +339,9 @@ def make_format(cfg: FormatConfig, names: Sequence[str], num_players: int, seed:
             raise ArenaError(f"format.candidates {unknown} are not agent labels; labels: {', '.join(names)}")
         return gauntlet(names, list(cfg.candidates), cfg.games, num_players)
     if num_players != 2:
-        raise ArenaError(f"format '{cfg.kind}' is for 2-player games; use round_robin or gauntlet for "
-                         f"{num_players}-player games")
+        raise ArenaError(
+            f"format '{cfg.kind}' is for 2-player games; use round_robin or gauntlet for {num_players}-player games"
+        )
     if cfg.kind == "swiss":
         return swiss(names, cfg.games, cfg.rounds, seed, scale)
     if cfg.kind == "elimination":
@@ -398,9 +412,17 @@ def fingerprint_of(cfg: TournamentConfig, labels: Sequence[str]) -> str:
 
     from arena.store import fingerprint
 
-    return fingerprint({"game": cfg.game, "agents": [_plain(a) for a in cfg.agents], "labels": list(labels),
-                        "format": asdict(cfg.format), "seed": cfg.seed, "timeout": cfg.timeout,
-                        "outcome": cfg.ratings.outcome})
+    return fingerprint(
+        {
+            "game": cfg.game,
+            "agents": [_plain(a) for a in cfg.agents],
+            "labels": list(labels),
+            "format": asdict(cfg.format),
+            "seed": cfg.seed,
+            "timeout": cfg.timeout,
+            "outcome": cfg.ratings.outcome,
+        }
+    )
 
 
 def margin_scale(game: Any, outcome: str) -> float | None:
@@ -479,17 +501,37 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     from arena.registry import get_registry
 
     hook = get_registry().hook
-    context = {"kind": "tournament", "run_id": f"tournament-{id(store)}", "run_dir": str(store.path), "total": None,
-               "unit": "games", "tensorboard": False, "progress": False}  # its own bar and rating curves
+    context = {
+        "kind": "tournament",
+        "run_id": f"tournament-{id(store)}",
+        "run_dir": str(store.path),
+        "total": None,
+        "unit": "games",
+        "tensorboard": False,
+        "progress": False,
+    }  # its own bar and rating curves
     hook.arena_run_started(run=context)
-    with make_executor(cfg.executor) as ex, progress(f"{game_name} {cfg.format.kind}", 0,
-                                                       cfg.progress and not quiet) as bar:
+    with (
+        make_executor(cfg.executor) as ex,
+        progress(f"{game_name} {cfg.format.kind}", 0, cfg.progress and not quiet) as bar,
+    ):
+
         def play_slice(planned: list[PlannedGame], where: str) -> None:
             nonlocal played
-            now = play_planned(ex, store, planned, spec_of, game=game_name, seed=cfg.seed, chunk=cfg.executor.chunk,
-                               timeout=cfg.timeout, transcripts=cfg.transcripts, context=context,
-                               on_game=lambda g, res: bar.advance(1),
-                               on_stored=lambda recs: fresh.update((r.id, r) for r in recs))
+            now = play_planned(
+                ex,
+                store,
+                planned,
+                spec_of,
+                game=game_name,
+                seed=cfg.seed,
+                chunk=cfg.executor.chunk,
+                timeout=cfg.timeout,
+                transcripts=cfg.transcripts,
+                context=context,
+                on_game=lambda g, res: bar.advance(1),
+                on_stored=lambda recs: fresh.update((r.id, r) for r in recs),
+            )
             played += len(now)
             bar.advance(len(planned) - len(now))
             missing = len(planned) - len(store.existing_ids([g.id for g in planned]))
@@ -533,7 +575,9 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
 
     tb.text("leaderboard", to_markdown(board, title), state.records)
     tb.close()
-    hook.arena_run_finished(run=context, summary={"status": "finished", "games": state.records,
-                                                  "leaderboard_markdown": to_markdown(board, title)})
+    hook.arena_run_finished(
+        run=context,
+        summary={"status": "finished", "games": state.records, "leaderboard_markdown": to_markdown(board, title)},
+    )
     store.close()
     return TournamentResult(str(store.path), names, ranking, board, played, state.records)

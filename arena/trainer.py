@@ -5,6 +5,7 @@ trainer's own driver loop) asks :mod:`arena.match` for rollouts and hands the re
 :class:`Trajectory` batches to ``update``, so batching, seeding and distribution live in one
 place.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -107,8 +108,10 @@ def load_trainer_state(trainer: Trainer, path: str | Path) -> None:
         state = torch.load(target, weights_only=True, map_location="cpu")
     except Exception as exc:  # UnpicklingError and friends: whatever it is, it is not safe to load
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ArenaError(f"refusing to load trainer state {target}: it is not a plain tensor/number file "
-                         f"(loading it would run pickled code): {first}") from None
+        raise ArenaError(
+            f"refusing to load trainer state {target}: it is not a plain tensor/number file "
+            f"(loading it would run pickled code): {first}"
+        ) from None
     trainer.load_state_dict(state)
 
 

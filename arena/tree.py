@@ -11,6 +11,7 @@ flat vector ``sigma[slot]`` and per-infoset sums are segment sums too. Chance pr
 live in the same ``probs`` buffer after the slots, so the probability of the edge into node
 ``h`` is always ``probs[edge[h]]``.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,23 +35,23 @@ class Tree:
 
     game_name: str
     num_players: int
-    parent: np.ndarray          # (N,) parent node id, -1 at the root
-    player: np.ndarray          # (N,) acting player, CHANCE or TERMINAL
-    edge: np.ndarray            # (N,) index into probs of the edge from the parent
-    utility: np.ndarray         # (n, N) returns at terminals, 0 elsewhere
-    chance_probs: np.ndarray    # (C,) probabilities of chance edges (probs[S:S+C]); probs[-1] == 1
+    parent: np.ndarray  # (N,) parent node id, -1 at the root
+    player: np.ndarray  # (N,) acting player, CHANCE or TERMINAL
+    edge: np.ndarray  # (N,) index into probs of the edge from the parent
+    utility: np.ndarray  # (n, N) returns at terminals, 0 elsewhere
+    chance_probs: np.ndarray  # (C,) probabilities of chance edges (probs[S:S+C]); probs[-1] == 1
     levels: list[tuple[int, int]]
-    info_player: np.ndarray     # (I,)
-    info_start: np.ndarray      # (I,) first slot of each infoset
-    info_size: np.ndarray       # (I,) number of legal actions
-    info_node: np.ndarray       # (I,) one history of the infoset (a representative)
-    info_level: np.ndarray      # (I,) number of the player's own earlier decisions (perfect recall)
+    info_player: np.ndarray  # (I,)
+    info_start: np.ndarray  # (I,) first slot of each infoset
+    info_size: np.ndarray  # (I,) number of legal actions
+    info_node: np.ndarray  # (I,) one history of the infoset (a representative)
+    info_level: np.ndarray  # (I,) number of the player's own earlier decisions (perfect recall)
     info_keys: list[str]
-    slot_info: np.ndarray       # (S,) infoset of each slot
-    slot_action: np.ndarray     # (S,) game action id of each slot
+    slot_info: np.ndarray  # (S,) infoset of each slot
+    slot_action: np.ndarray  # (S,) game action id of each slot
     player_slots: list[tuple[int, int]]
     player_infos: list[tuple[int, int]]
-    paths: list[tuple]          # (I,) actions from the root to the representative history
+    paths: list[tuple]  # (I,) actions from the root to the representative history
     compile_seconds: float = 0.0
     _derived: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -75,10 +76,14 @@ class Tree:
 
     def size_report(self) -> dict[str, Any]:
         return {
-            "game": self.game_name, "histories": self.num_nodes,
-            "terminals": int((self.player == TERMINAL).sum()), "infosets": self.num_infosets,
-            "infoset_actions": self.num_slots, "depth": len(self.levels) - 1,
-            "megabytes": round(self.nbytes / 2**20, 2), "compile_seconds": round(self.compile_seconds, 3),
+            "game": self.game_name,
+            "histories": self.num_nodes,
+            "terminals": int((self.player == TERMINAL).sum()),
+            "infosets": self.num_infosets,
+            "infoset_actions": self.num_slots,
+            "depth": len(self.levels) - 1,
+            "megabytes": round(self.nbytes / 2**20, 2),
+            "compile_seconds": round(self.compile_seconds, 3),
         }
 
     # -- derived index arrays the passes need ------------------------------------------------------
@@ -88,7 +93,7 @@ class Tree:
             return self._derived
         d: dict[str, Any] = {}
         S = self.num_slots
-        owner = np.full(self.num_nodes, -1, dtype=np.int64)   # player whose choice is the edge into h
+        owner = np.full(self.num_nodes, -1, dtype=np.int64)  # player whose choice is the edge into h
         nonroot = self.parent >= 0
         owner[nonroot] = self.player[self.parent[nonroot]]
         owner[owner < 0] = -1
@@ -160,7 +165,7 @@ def compile_tree(game: Game, max_nodes: int | None = None) -> Tree:
     parent: list[int] = []
     depth: list[int] = []
     player: list[int] = []
-    slot_ref: list[int] = []     # decision parent: action position; chance parent: chance index
+    slot_ref: list[int] = []  # decision parent: action position; chance parent: chance index
     node_info: list[int] = []
     util: dict[int, list[float]] = {}
     chance_probs: list[float] = []
@@ -180,7 +185,8 @@ def compile_tree(game: Game, max_nodes: int | None = None) -> Tree:
             raise ArenaError(
                 f"game '{game.spec.full_name}' has more than {max_nodes:,} histories: its tree (about "
                 f"{max_nodes * BYTES_PER_NODE / 2**30:.1f} GiB or more) is too large to enumerate; use a sampling "
-                "solver instead (arena solve --algo os-mccfr or es-mccfr)")
+                "solver instead (arena solve --algo os-mccfr or es-mccfr)"
+            )
         parent.append(par)
         depth.append(dep)
         slot_ref.append(ref)
@@ -201,8 +207,10 @@ def compile_tree(game: Game, max_nodes: int | None = None) -> Tree:
             stack.extend(reversed(kids))
             continue
         if cur < 0:
-            raise ArenaError(f"game '{game.spec.full_name}' has simultaneous nodes; the tree compiler needs "
-                             f"a turn-based game (player {cur} at history {list(path)})")
+            raise ArenaError(
+                f"game '{game.spec.full_name}' has simultaneous nodes; the tree compiler needs "
+                f"a turn-based game (player {cur} at history {list(path)})"
+            )
         key = state.information_state_key(cur)
         legal = tuple(state.legal_actions(cur))
         info = keys.get((cur, key))
@@ -214,8 +222,10 @@ def compile_tree(game: Game, max_nodes: int | None = None) -> Tree:
             info_level.append(own[cur])
             paths.append(path)
         elif info_actions[info] != legal or info_level[info] != own[cur]:
-            raise ArenaError(f"game '{game.spec.full_name}': info state {key!r} is reached with different legal "
-                             "actions or own histories, so its keys are not perfect-recall; no tree view")
+            raise ArenaError(
+                f"game '{game.spec.full_name}': info state {key!r} is reached with different legal "
+                "actions or own histories, so its keys are not perfect-recall; no tree view"
+            )
         node_info[h] = info
         nxt = tuple(c + (i == cur) for i, c in enumerate(own))
         kids = []
@@ -225,13 +235,44 @@ def compile_tree(game: Game, max_nodes: int | None = None) -> Tree:
             kids.append((child, h, dep + 1, k, nxt, path + (a,)))
         stack.extend(reversed(kids))
 
-    return _assemble(game, n, np.asarray(parent), np.asarray(depth), np.asarray(player), np.asarray(slot_ref),
-                     np.asarray(node_info), util, chance_probs, keys, info_actions, info_player, info_node,
-                     info_level, paths, time.perf_counter() - start)
+    return _assemble(
+        game,
+        n,
+        np.asarray(parent),
+        np.asarray(depth),
+        np.asarray(player),
+        np.asarray(slot_ref),
+        np.asarray(node_info),
+        util,
+        chance_probs,
+        keys,
+        info_actions,
+        info_player,
+        info_node,
+        info_level,
+        paths,
+        time.perf_counter() - start,
+    )
 
 
-def _assemble(game, n, parent, depth, player, slot_ref, node_info, util, chance_probs, keys, info_actions,
-              info_player, info_node, info_level, paths, seconds) -> Tree:
+def _assemble(
+    game,
+    n,
+    parent,
+    depth,
+    player,
+    slot_ref,
+    node_info,
+    util,
+    chance_probs,
+    keys,
+    info_actions,
+    info_player,
+    info_node,
+    info_level,
+    paths,
+    seconds,
+) -> Tree:
     """Reorder the depth-first nodes by depth (stable, so siblings stay contiguous) and lay out slots."""
     order = np.argsort(depth, kind="stable")
     new_id = np.empty_like(order)
@@ -274,16 +315,30 @@ def _assemble(game, n, parent, depth, player, slot_ref, node_info, util, chance_
         ids = np.flatnonzero(iplayer[iorder] == p)
         i0, i1 = (int(ids[0]), int(ids[-1]) + 1) if ids.size else (0, 0)
         player_infos.append((i0, i1))
-        player_slots.append((int(starts[i0]) if ids.size else 0, int(starts[i1 - 1] + sizes[i1 - 1]) if ids.size else 0))
+        player_slots.append(
+            (int(starts[i0]) if ids.size else 0, int(starts[i1 - 1] + sizes[i1 - 1]) if ids.size else 0)
+        )
     inv_keys = {v: k for (_, k), v in keys.items()}
     return Tree(
-        game_name=game.spec.full_name, num_players=n, parent=parent.astype(np.int64), player=player, edge=edge,
-        utility=utility, chance_probs=np.asarray(chance_probs + [1.0]), levels=levels,
-        info_player=iplayer[iorder], info_start=starts, info_size=sizes,
+        game_name=game.spec.full_name,
+        num_players=n,
+        parent=parent.astype(np.int64),
+        player=player,
+        edge=edge,
+        utility=utility,
+        chance_probs=np.asarray(chance_probs + [1.0]),
+        levels=levels,
+        info_player=iplayer[iorder],
+        info_start=starts,
+        info_size=sizes,
         info_node=new_id[np.asarray(info_node, dtype=np.int64)[iorder]] if iorder.size else np.zeros(0, np.int64),
         info_level=np.asarray(info_level, dtype=np.int64)[iorder] if iorder.size else np.zeros(0, np.int64),
-        info_keys=[inv_keys[int(i)] for i in iorder], slot_info=slot_info, slot_action=slot_action,
-        player_slots=player_slots, player_infos=player_infos, paths=[paths[int(i)] for i in iorder],
+        info_keys=[inv_keys[int(i)] for i in iorder],
+        slot_info=slot_info,
+        slot_action=slot_action,
+        player_slots=player_slots,
+        player_infos=player_infos,
+        paths=[paths[int(i)] for i in iorder],
         compile_seconds=seconds,
     )
 

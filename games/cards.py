@@ -4,6 +4,7 @@ and Liar's dice.
 Rules, chance and info-state keys are OpenSpiel's (so policies keyed here evaluate in
 OpenSpiel); this module adds renderings and action labels a person or an LLM can act on.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,7 +27,7 @@ class KuhnState(OpenSpielState):
     """History: one dealt card per player, then pass(0)/bet(1) moves."""
 
     def _moves(self) -> list[int]:
-        return self._s.history()[self.num_players():]
+        return self._s.history()[self.num_players() :]
 
     def _showdown_players(self) -> list[int]:
         """Players whose cards are revealed: all if nobody bet, else those who bet or called."""
@@ -53,8 +54,12 @@ class KuhnState(OpenSpielState):
         for i, a in enumerate(self._moves()):
             who = _seat(player, i % n, n)
             word = ("calls" if a else "folds") if facing else ("bets" if a else "checks")
-            said.append(f"{who} {word}".replace("you calls", "you call").replace("you folds", "you fold")
-                        .replace("you bets", "you bet").replace("you checks", "you check"))
+            said.append(
+                f"{who} {word}".replace("you calls", "you call")
+                .replace("you folds", "you fold")
+                .replace("you bets", "you bet")
+                .replace("you checks", "you check")
+            )
             facing = facing or a == 1
         if said:
             lines.append("So far: " + ", ".join(said) + ".")
@@ -78,9 +83,13 @@ class KuhnPoker(OpenSpielGame):
 
     def __init__(self, players: int = 2) -> None:
         params = {} if players == 2 else {"players": players}
-        super().__init__("kuhn_poker", params, arena_name="kuhn_poker",
-                         description=f"Kuhn poker, {players} players: one card each from {players + 1}, "
-                                     "one betting round of check/bet, call/fold")
+        super().__init__(
+            "kuhn_poker",
+            params,
+            arena_name="kuhn_poker",
+            description=f"Kuhn poker, {players} players: one card each from {players + 1}, "
+            "one betting round of check/bet, call/fold",
+        )
 
 
 # -- Leduc hold'em ------------------------------------------------------------------------------
@@ -130,8 +139,12 @@ class LeducPoker(OpenSpielGame):
 
     def __init__(self, players: int = 2) -> None:
         params = {} if players == 2 else {"players": players}
-        super().__init__("leduc_poker", params, arena_name="leduc_poker",
-                         description="Leduc hold'em: 6-card deck, private card, one public card, two betting rounds")
+        super().__init__(
+            "leduc_poker",
+            params,
+            arena_name="leduc_poker",
+            description="Leduc hold'em: 6-card deck, private card, one public card, two betting rounds",
+        )
 
 
 # -- Liar's dice --------------------------------------------------------------------------------
@@ -167,10 +180,17 @@ class LiarsDice(OpenSpielGame):
     state_class = LiarsDiceState
 
     def __init__(self, numdice: int = 1, dice_sides: int = 6) -> None:
-        params = {k: v for k, v in {"numdice": numdice, "dice_sides": dice_sides}.items()
-                  if v != {"numdice": 1, "dice_sides": 6}[k]}
-        super().__init__("liars_dice", params, arena_name="liars_dice",
-                         description="Liar's dice, 2 players: bid on the dice in play or call liar")
+        params = {
+            k: v
+            for k, v in {"numdice": numdice, "dice_sides": dice_sides}.items()
+            if v != {"numdice": 1, "dice_sides": 6}[k]
+        }
+        super().__init__(
+            "liars_dice",
+            params,
+            arena_name="liars_dice",
+            description="Liar's dice, 2 players: bid on the dice in play or call liar",
+        )
 
 
 @hookimpl

@@ -12,6 +12,7 @@ a finite tree, but a huge one: tree solvers should use ``openspiel:bargaining`` 
 without language, through the OpenSpiel adapter). Metrics from the literature (agreement rate,
 joint utility, Pareto optimality, shares) are :func:`negotiation_metrics`.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -28,7 +29,9 @@ from arena.hookspecs import hookimpl
 ITEMS = ("book", "hat", "ball")
 TOTAL_VALUE = 10
 MAX_ITEMS = 7
-OFFERS: list[tuple[int, int, int]] = [t for t in itertools.product(range(MAX_ITEMS + 1), repeat=3) if sum(t) <= MAX_ITEMS]
+OFFERS: list[tuple[int, int, int]] = [
+    t for t in itertools.product(range(MAX_ITEMS + 1), repeat=3) if sum(t) <= MAX_ITEMS
+]
 OFFER_ID = {t: i for i, t in enumerate(OFFERS)}
 ACCEPT = len(OFFERS)
 POOLS: list[tuple[int, int, int]] = [t for t in itertools.product(range(1, 6), repeat=3) if 5 <= sum(t) <= MAX_ITEMS]
@@ -110,8 +113,14 @@ class NegotiationView:
 def read_view(tensor: np.ndarray) -> NegotiationView:
     x = [int(round(float(v))) for v in np.asarray(tensor).reshape(-1)]
     has = x[8] > 0
-    return NegotiationView(seat=0 if x[15] else 1, pool=tuple(x[0:3]), values=tuple(x[3:6]), turn=x[6],
-                           max_turns=x[7], offer=tuple(x[9:12]) if has else None)
+    return NegotiationView(
+        seat=0 if x[15] else 1,
+        pool=tuple(x[0:3]),
+        values=tuple(x[3:6]),
+        turn=x[6],
+        max_turns=x[7],
+        offer=tuple(x[9:12]) if has else None,
+    )
 
 
 class NegotiationState(State):
@@ -173,7 +182,9 @@ class NegotiationState(State):
             if self.decision_kind(cur) != "text":
                 raise IllegalActionError(f"deal_or_no_deal: player_{cur} must choose an action id here, not text")
             if len(action) > self.game.max_message_chars:
-                raise IllegalActionError(f"deal_or_no_deal: message longer than {self.game.max_message_chars} characters")
+                raise IllegalActionError(
+                    f"deal_or_no_deal: message longer than {self.game.max_message_chars} characters"
+                )
             self.spoke = True
             self.events.append(f'player_{cur} says: "{" ".join(action.split())}"')
             return
@@ -235,26 +246,32 @@ class NegotiationState(State):
     def information_state_key(self, player: int) -> str:
         if len(self.values) < 2:
             return f"player_{player} dealing"
-        return (f"player_{player} pool {self.pool} values {self.values[player]} turn {self.turn}"
-                + "".join(f"\n{e}" for e in self.events))
+        return f"player_{player} pool {self.pool} values {self.values[player]} turn {self.turn}" + "".join(
+            f"\n{e}" for e in self.events
+        )
 
     def observation_text(self, player: int) -> str:
         if len(self.values) < 2:
             return f"You are player_{player}. The items and values are being dealt."
         v = self.values[player]
-        lines = [f"Deal or No Deal: you are player_{player}. Items: {describe(self.pool)}.",
-                 "Your private values: " + ", ".join(f"{name} {x}" for name, x in zip(ITEMS, v))
-                 + f" (the whole pool is worth {TOTAL_VALUE} to you; the other player has its own private values).",
-                 f"Players alternate: offer what you take, or accept the standing offer. After {self.max_turns} "
-                 "turns without acceptance there is no deal and both score 0."]
+        lines = [
+            f"Deal or No Deal: you are player_{player}. Items: {describe(self.pool)}.",
+            "Your private values: "
+            + ", ".join(f"{name} {x}" for name, x in zip(ITEMS, v))
+            + f" (the whole pool is worth {TOTAL_VALUE} to you; the other player has its own private values).",
+            f"Players alternate: offer what you take, or accept the standing offer. After {self.max_turns} "
+            "turns without acceptance there is no deal and both score 0.",
+        ]
         lines += self.events
         if self.current_player() == TERMINAL:
             alloc = self.allocation()
             if alloc is None:
                 lines.append("No deal: both score 0.")
             else:
-                lines.append(f"Deal: you get {describe(alloc[player])}, worth {self.returns()[player]:g} to you. "
-                             f"Values were: player_0 {self.values[0]}, player_1 {self.values[1]}.")
+                lines.append(
+                    f"Deal: you get {describe(alloc[player])}, worth {self.returns()[player]:g} to you. "
+                    f"Values were: player_0 {self.values[0]}, player_1 {self.values[1]}."
+                )
             return "\n".join(lines)
         mine = self._offer_to(player)
         if mine is not None and self.offers[-1][0] != player:
@@ -285,10 +302,17 @@ class NegotiationState(State):
     def outcome_info(self) -> dict[str, Any]:
         alloc = self.allocation()
         u = self.returns()
-        info: dict[str, Any] = {"agreed": self.agreed, "pool": list(self.pool), "values": [list(v) for v in self.values],
-                                "allocation": [list(a) for a in alloc] if alloc else None, "utilities": u,
-                                "joint_utility": sum(u), "max_joint_utility": max_joint(self.pool, self.values),
-                                "turns": self.turn, "transcript": list(self.events)}
+        info: dict[str, Any] = {
+            "agreed": self.agreed,
+            "pool": list(self.pool),
+            "values": [list(v) for v in self.values],
+            "allocation": [list(a) for a in alloc] if alloc else None,
+            "utilities": u,
+            "joint_utility": sum(u),
+            "max_joint_utility": max_joint(self.pool, self.values),
+            "turns": self.turn,
+            "transcript": list(self.events),
+        }
         info["pareto_optimal"] = bool(alloc and pareto_optimal(self.pool, self.values, alloc[0]))
         # the same facts as numbers, so learner metrics (arena/league/metrics.py seat_stats) average them
         info["agreement"] = float(bool(self.agreed))
@@ -312,14 +336,26 @@ class DealOrNoDeal(Game):
         if isinstance(max_message_chars, bool) or not isinstance(max_message_chars, int) or max_message_chars < 1:
             raise ArenaError("deal_or_no_deal: parameter 'max_message_chars' must be a positive integer")
         self.max_turns, self.talk, self.max_message_chars = max_turns, talk, max_message_chars
-        params = {k: v for k, v in (("max_turns", max_turns), ("talk", talk), ("max_message_chars", max_message_chars))
-                  if v != {"max_turns": 10, "talk": "none", "max_message_chars": 280}[k]}
+        params = {
+            k: v
+            for k, v in (("max_turns", max_turns), ("talk", talk), ("max_message_chars", max_message_chars))
+            if v != {"max_turns": 10, "talk": "none", "max_message_chars": 280}[k]
+        }
         self.spec = GameSpec(
-            name="deal_or_no_deal", num_players=2, num_distinct_actions=ACCEPT + 1, observation_shape=(OBS_SIZE,),
-            min_utility=0.0, max_utility=float(TOTAL_VALUE), zero_sum=False,
-            max_game_length=3 + max_turns * (2 if talk == "text" else 1), tree=False, text_decisions=talk == "text",
-            params=params, description="Deal or No Deal: split books, hats and balls with private values; "
-                                       "alternating offers, accept, no deal scores 0")
+            name="deal_or_no_deal",
+            num_players=2,
+            num_distinct_actions=ACCEPT + 1,
+            observation_shape=(OBS_SIZE,),
+            min_utility=0.0,
+            max_utility=float(TOTAL_VALUE),
+            zero_sum=False,
+            max_game_length=3 + max_turns * (2 if talk == "text" else 1),
+            tree=False,
+            text_decisions=talk == "text",
+            params=params,
+            description="Deal or No Deal: split books, hats and balls with private values; "
+            "alternating offers, accept, no deal scores 0",
+        )
 
     def new_initial_state(self, seed: int | None = None) -> NegotiationState:
         return NegotiationState(self)
@@ -346,14 +382,23 @@ def negotiation_metrics(results: Sequence[Any]) -> dict[str, Any]:
         "joint_utility": float(np.mean([r.info["joint_utility"] for r in rows])),
         "joint_fraction_of_max": float(np.mean([r.info["joint_utility"] / r.info["max_joint_utility"] for r in rows])),
         "pareto_rate": float(np.mean([r.info["pareto_optimal"] for r in deals])) if deals else 0.0,
-        "fairness_gap": float(np.mean([abs(r.info["utilities"][0] - r.info["utilities"][1]) for r in deals])) if deals else 0.0,
-        "agents": {n: {"games": int(a["games"]), "mean_score": a["score"] / a["games"], "mean_share": a["share"] / a["games"]}
-                   for n, a in agents.items()},
+        "fairness_gap": float(np.mean([abs(r.info["utilities"][0] - r.info["utilities"][1]) for r in deals]))
+        if deals
+        else 0.0,
+        "agents": {
+            n: {"games": int(a["games"]), "mean_score": a["score"] / a["games"], "mean_share": a["share"] / a["games"]}
+            for n, a in agents.items()
+        },
     }
 
 
 @hookimpl
 def arena_games() -> list[GameEntry]:
-    return [GameEntry("deal_or_no_deal", DealOrNoDeal,
-                      "Deal or No Deal negotiation (Lewis et al. 2017): alternating offers over private values",
-                      {"max_turns": 10, "talk": "none", "max_message_chars": 280})]
+    return [
+        GameEntry(
+            "deal_or_no_deal",
+            DealOrNoDeal,
+            "Deal or No Deal negotiation (Lewis et al. 2017): alternating offers over private values",
+            {"max_turns": 10, "talk": "none", "max_message_chars": 280},
+        )
+    ]

@@ -15,6 +15,7 @@ quality through :meth:`OpenTask.judge_score` (the ``scorer`` judge's game metric
 with noise) and learner metrics through :meth:`OpenTask.agent_metrics` (``true_score``: the
 mean quality of the agent's answers to every instance, ``probe_samples`` each).
 """
+
 from __future__ import annotations
 
 import string
@@ -26,9 +27,24 @@ from arena.errors import ArenaError
 from arena.game import CHANCE, TERMINAL, Action, Game, GameEntry, GameSpec, IllegalActionError, State
 from arena.hookspecs import hookimpl
 
-GOALS = ("organise a picnic", "plan a trip", "cook dinner", "fix a bike", "learn a song", "paint a room",
-         "write a report", "clean a garage", "train for a race", "host a party", "start a garden", "move house",
-         "study for an exam", "build a shelf", "teach a class", "launch a website")
+GOALS = (
+    "organise a picnic",
+    "plan a trip",
+    "cook dinner",
+    "fix a bike",
+    "learn a song",
+    "paint a room",
+    "write a report",
+    "clean a garage",
+    "train for a race",
+    "host a party",
+    "start a garden",
+    "move house",
+    "study for an exam",
+    "build a shelf",
+    "teach a class",
+    "launch a website",
+)
 ALPHABET = string.ascii_lowercase + " "
 
 
@@ -100,8 +116,9 @@ class OpenTaskState(State):
 
 
 class OpenTask(Game):
-    def __init__(self, instances: int = 16, length: int = 24, secret: int = 0, reveal: bool = False,
-                 probe_samples: int = 4) -> None:
+    def __init__(
+        self, instances: int = 16, length: int = 24, secret: int = 0, reveal: bool = False, probe_samples: int = 4
+    ) -> None:
         if not 1 <= int(instances) <= len(GOALS) or int(length) < 1 or int(probe_samples) < 1:
             raise ArenaError(f"open_task: instances must be 1..{len(GOALS)}, length and probe_samples >= 1")
         self.instances, self.length, self.secret = int(instances), int(length), int(secret)
@@ -111,13 +128,28 @@ class OpenTask(Game):
         self.good = frozenset(rng.choice(letters, size=10, replace=False).tolist())
         self.themes = [frozenset(rng.choice(letters, size=3, replace=False).tolist()) for _ in range(self.instances)]
         self.spec = GameSpec(
-            name="open_task", num_players=1, num_distinct_actions=self.instances, observation_shape=(self.instances,),
-            min_utility=0.0, max_utility=1.0, zero_sum=False, max_game_length=2, text_decisions=True,
-            params={k: v for k, v in (("instances", self.instances), ("length", self.length),
-                                      ("secret", self.secret), ("reveal", self.reveal),
-                                      ("probe_samples", self.probe_samples))
-                    if v != {"instances": 16, "length": 24, "secret": 0, "reveal": False, "probe_samples": 4}[k]},
-            description="open-ended one-line text task with a hidden quality (for judges and ArenaRL)")
+            name="open_task",
+            num_players=1,
+            num_distinct_actions=self.instances,
+            observation_shape=(self.instances,),
+            min_utility=0.0,
+            max_utility=1.0,
+            zero_sum=False,
+            max_game_length=2,
+            text_decisions=True,
+            params={
+                k: v
+                for k, v in (
+                    ("instances", self.instances),
+                    ("length", self.length),
+                    ("secret", self.secret),
+                    ("reveal", self.reveal),
+                    ("probe_samples", self.probe_samples),
+                )
+                if v != {"instances": 16, "length": 24, "secret": 0, "reveal": False, "probe_samples": 4}[k]
+            },
+            description="open-ended one-line text task with a hidden quality (for judges and ArenaRL)",
+        )
 
     def new_initial_state(self, seed: int | None = None) -> OpenTaskState:
         return OpenTaskState(self)
@@ -155,6 +187,11 @@ class OpenTask(Game):
 
 @hookimpl
 def arena_games() -> list[GameEntry]:
-    return [GameEntry("open_task", OpenTask,
-                      "open-ended one-line text task with a hidden quality only a scorer knows (ArenaRL benchmark)",
-                      {"instances": 16, "length": 24, "secret": 0, "reveal": False, "probe_samples": 4})]
+    return [
+        GameEntry(
+            "open_task",
+            OpenTask,
+            "open-ended one-line text task with a hidden quality only a scorer knows (ArenaRL benchmark)",
+            {"instances": 16, "length": 24, "secret": 0, "reveal": False, "probe_samples": 4},
+        )
+    ]

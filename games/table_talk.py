@@ -15,6 +15,7 @@ is not). Two faces of one state machine:
 text → latent-id function (``plugins/trainers/llm/latent.py``). This is the small oracle of
 ``shared/papers/llm_selfplay_trainers.md`` §7 (Kuhn poker with table talk, LSPO).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -74,9 +75,10 @@ class TableTalkState(State):
         if self._talking():
             if self.game.messages == 0:
                 if not isinstance(action, str):
-                    raise ArenaError(f"table_talk: player {self.inner.current_player()} must say something (text), "
-                                     f"got {action!r}")
-                message: Any = action[:self.game.max_chars].replace("\n", " ")
+                    raise ArenaError(
+                        f"table_talk: player {self.inner.current_player()} must say something (text), got {action!r}"
+                    )
+                message: Any = action[: self.game.max_chars].replace("\n", " ")
             else:
                 if isinstance(action, str) or not 0 <= int(action) < self.game.messages:
                     raise ArenaError(f"table_talk: message must be 0..{self.game.messages - 1}, got {action!r}")
@@ -111,15 +113,18 @@ class TableTalkState(State):
             who = ["you" if p == player else ("your opponent" if n == 2 else f"player {p}") for p, _ in self.said]
             text += " Table talk: " + "; ".join(f"{w}: {self._render(m)}" for w, (_, m) in zip(who, self.said)) + "."
         if self._talking() and self.inner.current_player() == player:
-            text += (" Before you move, say one short line to the table." if self.game.messages == 0
-                     else " Before you move, choose a message.")
+            text += (
+                " Before you move, say one short line to the table."
+                if self.game.messages == 0
+                else " Before you move, choose a message."
+            )
         return text
 
     def observation_tensor(self, player: int) -> np.ndarray:
         base = np.asarray(self.inner.observation_tensor(player), dtype=np.float32)
         k = max(1, self.game.messages)
         talk = np.zeros((self.game.inner.spec.max_game_length, k + 1), dtype=np.float32)
-        for i, (_, m) in enumerate(self.said[:talk.shape[0]]):
+        for i, (_, m) in enumerate(self.said[: talk.shape[0]]):
             talk[i, m if isinstance(m, int) else k] = 1.0
         return np.concatenate([base, talk.ravel(), [float(self._talking())]]).astype(np.float32)
 
@@ -148,8 +153,9 @@ class TableTalkState(State):
 class TableTalk(Game):
     """See the module docstring."""
 
-    def __init__(self, game: str = "kuhn_poker", messages: int = 0, max_chars: int = 40,
-                 labels: list[str] | None = None) -> None:
+    def __init__(
+        self, game: str = "kuhn_poker", messages: int = 0, max_chars: int = 40, labels: list[str] | None = None
+    ) -> None:
         from arena.loading import load_game
 
         if messages < 0:
@@ -171,13 +177,21 @@ class TableTalk(Game):
             params["max_chars"] = int(max_chars)
         obs = int(np.prod(s.observation_shape)) + s.max_game_length * (max(1, messages) + 1) + 1
         self.spec = GameSpec(
-            name="table_talk", num_players=s.num_players,
-            num_distinct_actions=max(s.num_distinct_actions, messages), observation_shape=(obs,),
-            min_utility=s.min_utility, max_utility=s.max_utility, zero_sum=s.zero_sum,
-            max_game_length=2 * s.max_game_length, tree=bool(s.tree and messages > 0),
-            text_decisions=messages == 0, params=params,
-            description=f"{s.full_name} with " + ("free-text table talk" if messages == 0
-                                                   else f"{messages} latent messages") + " before each move")
+            name="table_talk",
+            num_players=s.num_players,
+            num_distinct_actions=max(s.num_distinct_actions, messages),
+            observation_shape=(obs,),
+            min_utility=s.min_utility,
+            max_utility=s.max_utility,
+            zero_sum=s.zero_sum,
+            max_game_length=2 * s.max_game_length,
+            tree=bool(s.tree and messages > 0),
+            text_decisions=messages == 0,
+            params=params,
+            description=f"{s.full_name} with "
+            + ("free-text table talk" if messages == 0 else f"{messages} latent messages")
+            + " before each move",
+        )
 
     def new_initial_state(self, seed: int | None = None) -> TableTalkState:
         return TableTalkState(self, self.inner.new_initial_state(seed=seed))
@@ -193,7 +207,12 @@ def make_table_talk(game: str = "kuhn_poker", messages: int = 0, max_chars: int 
 
 @hookimpl
 def arena_games() -> list[GameEntry]:
-    return [GameEntry("table_talk", make_table_talk,
-                      "a turn-based game with a table-talk message before each move (free text, or k latent "
-                      "messages: the abstract game LSPO solves)", {"game": "kuhn_poker", "messages": 0, "max_chars": 40})]
-
+    return [
+        GameEntry(
+            "table_talk",
+            make_table_talk,
+            "a turn-based game with a table-talk message before each move (free text, or k latent "
+            "messages: the abstract game LSPO solves)",
+            {"game": "kuhn_poker", "messages": 0, "max_chars": 40},
+        )
+    ]

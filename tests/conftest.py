@@ -1,4 +1,5 @@
 """Shared fixtures: a fresh registry per test that installs or registers plugins."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Advantage Alignment's advantage against values computed by hand (see the numbers in comments)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,24 +11,30 @@ import arena  # noqa: E402
 from arena.agent import Observation  # noqa: E402
 from arena.errors import ArenaError  # noqa: E402
 from arena.plugins.agents.neural import NeuralAgent  # noqa: E402
-from arena.plugins.trainers.advantage_alignment import (AdvantageAlignmentTrainer, aligned_advantages,  # noqa: E402
-                                                         past_weight)
+from arena.plugins.trainers.advantage_alignment import (  # noqa: E402
+    AdvantageAlignmentTrainer,
+    aligned_advantages,
+    past_weight,
+)
 from arena.trainer import Step, Trajectory  # noqa: E402
 
 OWN = [1.0, -1.0, 2.0]
 OTHERS = [0.5, 2.0, -1.0]
 
 
-@pytest.mark.parametrize("kernel,expected", [
-    # P = gamma * sum_{k<t} gamma^(t-k) A_k with gamma=.5: [0, .25, -.125]
-    ("discounted", [1.0, -1.0 + 2 * 0.25 * 2.0, 2.0 + 2 * -0.125 * -1.0]),
-    # P = mean of past: [0, 1, 0]
-    ("mean", [1.0, 3.0, 2.0]),
-    # P = sum of past / (1+t): [0, .5, 0]
-    ("time_reg", [1.0, 1.0, 2.0]),
-    # P = gamma * sum_{k<=t} gamma^(t-k) A_k: [.5, -.25, .875]
-    ("jit", [1.5, -2.0, 0.25]),
-])
+@pytest.mark.parametrize(
+    "kernel,expected",
+    [
+        # P = gamma * sum_{k<t} gamma^(t-k) A_k with gamma=.5: [0, .25, -.125]
+        ("discounted", [1.0, -1.0 + 2 * 0.25 * 2.0, 2.0 + 2 * -0.125 * -1.0]),
+        # P = mean of past: [0, 1, 0]
+        ("mean", [1.0, 3.0, 2.0]),
+        # P = sum of past / (1+t): [0, .5, 0]
+        ("time_reg", [1.0, 1.0, 2.0]),
+        # P = gamma * sum_{k<=t} gamma^(t-k) A_k: [.5, -.25, .875]
+        ("jit", [1.5, -2.0, 0.25]),
+    ],
+)
 def test_kernels_match_hand_computation(kernel, expected):
     got = aligned_advantages(np.array(OWN), np.array(OTHERS), beta=2.0, gamma=0.5, kernel=kernel)
     assert np.allclose(got, expected)

@@ -2,6 +2,7 @@
 ``arenarl`` learner with an ``llm`` judge trains in a league from YAML, survives SIGKILL and
 shows on the leaderboard; bad input (group < 2, unknown judge, a judge returning NaN) is one
 clear line and the run keeps its committed steps."""
+
 from __future__ import annotations
 
 import json
@@ -51,15 +52,30 @@ def test_llm_judge_both_orders_is_antisymmetric_and_accounted():
 
 def league(out: Path, judge, steps: int = 2, group: int = 4) -> dict:
     return {
-        "game": "open_task(length=8)", "seed": 0, "steps": steps, "out": str(out), "progress": False,
-        "tensorboard": False, "plots": False,
+        "game": "open_task(length=8)",
+        "seed": 0,
+        "steps": steps,
+        "out": str(out),
+        "progress": False,
+        "tensorboard": False,
+        "plots": False,
         "population": [
-            {"label": "base", "agent": {"name": "llm", "model": str(tiny_model_dir(1)), "mode": "generated",
-                                        "max_text_tokens": 8}},
-            {"label": "arl", "role": "learner", "matchmaking": "self_play", "games_per_step": 2, "snapshot_every": 1,
-             "agent": {"name": "llm", "model": str(tiny_model_dir(1)), "mode": "generated", "max_text_tokens": 8},
-             "trainer": {"name": "arenarl", "params": {"group": group, "judge": judge, "lr": 0.001,
-                                                        "torch_threads": 1}}},
+            {
+                "label": "base",
+                "agent": {"name": "llm", "model": str(tiny_model_dir(1)), "mode": "generated", "max_text_tokens": 8},
+            },
+            {
+                "label": "arl",
+                "role": "learner",
+                "matchmaking": "self_play",
+                "games_per_step": 2,
+                "snapshot_every": 1,
+                "agent": {"name": "llm", "model": str(tiny_model_dir(1)), "mode": "generated", "max_text_tokens": 8},
+                "trainer": {
+                    "name": "arenarl",
+                    "params": {"group": group, "judge": judge, "lr": 0.001, "torch_threads": 1},
+                },
+            },
         ],
         "evaluation": {"every": 1, "games": 2, "ratings": {"bootstrap": 0, "rank_by": "mean_return"}},
     }

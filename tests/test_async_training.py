@@ -2,6 +2,7 @@
 with ``max_staleness: 1`` that stops right after a commit (rollouts of the next step already
 started) resumes to the same games and weights as an uninterrupted run, and bad values are one
 line. Ray actors and a two-node cluster: tests/test_ray_cluster.py."""
+
 from __future__ import annotations
 
 import hashlib
@@ -20,15 +21,34 @@ from arena.league import LeagueConfig, run_league  # noqa: E402
 
 
 def kuhn(out: Path, stale: int, steps: int = 4) -> LeagueConfig:
-    return load_config(LeagueConfig, base={
-        "game": "kuhn_poker", "seed": 4, "steps": steps, "out": str(out), "max_staleness": stale, "progress": False,
-        "tensorboard": False, "plots": False, "executor": {"kind": "inprocess", "chunk": 16},
-        "population": [
-            {"label": "random", "agent": "random"},
-            {"label": "ppo", "agent": "neural:hidden=16,seed=1", "role": "learner",
-             "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}},
-             "matchmaking": "pfsp", "self_play": 0.25, "games_per_step": 32, "snapshot_every": 2}],
-        "evaluation": {"every": 2, "games": 4, "ratings": {"bootstrap": 0}}})
+    return load_config(
+        LeagueConfig,
+        base={
+            "game": "kuhn_poker",
+            "seed": 4,
+            "steps": steps,
+            "out": str(out),
+            "max_staleness": stale,
+            "progress": False,
+            "tensorboard": False,
+            "plots": False,
+            "executor": {"kind": "inprocess", "chunk": 16},
+            "population": [
+                {"label": "random", "agent": "random"},
+                {
+                    "label": "ppo",
+                    "agent": "neural:hidden=16,seed=1",
+                    "role": "learner",
+                    "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}},
+                    "matchmaking": "pfsp",
+                    "self_play": 0.25,
+                    "games_per_step": 32,
+                    "snapshot_every": 2,
+                },
+            ],
+            "evaluation": {"every": 2, "games": 4, "ratings": {"bootstrap": 0}},
+        },
+    )
 
 
 def state(run: Path) -> tuple[dict, str]:
@@ -47,8 +67,17 @@ def test_decoupled_weight_only_on_stale_games():
     agent = NeuralAgent(game, hidden=8, seed=0)
     agent.name = "a"
     trainer = PPOTrainer(game, [agent], is_cap=2.0)
-    seg = lambda stale: Segment(0, 0, np.zeros((2, 1)), np.ones((2, 2), bool), np.zeros(2, int),  # noqa: E731
-                                np.zeros(2), np.zeros(2), 0, staleness=stale)
+    seg = lambda stale: Segment(
+        0,
+        0,
+        np.zeros((2, 1)),
+        np.ones((2, 2), bool),
+        np.zeros(2, int),  # noqa: E731
+        np.zeros(2),
+        np.zeros(2),
+        0,
+        staleness=stale,
+    )
     current = torch.log(torch.tensor([0.5, 0.5, 0.5, 0.5]))
     behaviour = torch.log(torch.tensor([0.1, 0.4, 0.1, 0.4]))  # pi_prox / pi_behaviour = 5, 1.25 (both segments)
     adv = torch.ones(4)

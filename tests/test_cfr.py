@@ -1,5 +1,6 @@
 """CFR family on compiled trees: OpenSpiel's numbers at equal conventions, known game values,
 n-player convergence, the Leduc target, the torch backend, MCCFR and the cfr agent."""
+
 import numpy as np
 import pytest
 
@@ -40,7 +41,9 @@ def test_dcfr_and_lcfr_reproduce_openspiel_python(name, its):
         ours.iterate(its)
         for _ in range(its):
             theirs.evaluate_and_update_policy()
-        assert ours.nash_conv() == pytest.approx(os_expl.nash_conv(game.pyspiel_game, theirs.average_policy()), abs=1e-9)
+        assert ours.nash_conv() == pytest.approx(
+            os_expl.nash_conv(game.pyspiel_game, theirs.average_policy()), abs=1e-9
+        )
 
 
 def test_simultaneous_updates_reproduce_openspiel_python():
@@ -49,8 +52,9 @@ def test_simultaneous_updates_reproduce_openspiel_python():
 
     game = arena.load_game("kuhn_poker")
     ours = TreeSolver(game, make_rule("cfr"), alternating=False)
-    theirs = cfr._CFRSolver(game.pyspiel_game, regret_matching_plus=False, alternating_updates=False,
-                            linear_averaging=False)
+    theirs = cfr._CFRSolver(
+        game.pyspiel_game, regret_matching_plus=False, alternating_updates=False, linear_averaging=False
+    )
     ours.iterate(20)
     for _ in range(20):
         theirs.evaluate_and_update_policy()
@@ -64,14 +68,14 @@ def test_kuhn_cfr_plus_value_is_minus_one_eighteenth():
     solver.iterate(1000)
     value = policy_value(game, solver.average())
     assert value[0] == pytest.approx(-1 / 18, abs=1e-3)
-    assert solver.nash_conv() == pytest.approx(0.000174731, rel=1e-4)   # OpenSpiel C++ at 1000 (paper note)
+    assert solver.nash_conv() == pytest.approx(0.000174731, rel=1e-4)  # OpenSpiel C++ at 1000 (paper note)
 
 
 def test_three_player_kuhn_cfr_plus_converges():
     game = arena.load_game("kuhn_poker(players=3)")
     solver = TreeSolver(game, make_rule("cfr+"))
     solver.iterate(10)
-    assert solver.nash_conv() == pytest.approx(0.14933, abs=1e-5)      # OpenSpiel C++ at 10 (paper note)
+    assert solver.nash_conv() == pytest.approx(0.14933, abs=1e-5)  # OpenSpiel C++ at 10 (paper note)
     solver.iterate(990)
     assert solver.nash_conv() < 0.01
 
@@ -129,11 +133,14 @@ def test_unknown_device_is_a_clear_error():
         TreeSolver(arena.load_game("kuhn_poker"), make_rule("cfr"), device="tpu")
 
 
-@pytest.mark.parametrize("name,algo,its,bound", [
-    ("kuhn_poker", "es-mccfr", 1000, 0.05),             # OpenSpiel's test bound at 1000 iterations
-    ("kuhn_poker(players=3)", "es-mccfr", 500, 0.4),
-    ("kuhn_poker", "os-mccfr", 3000, 0.15),
-])
+@pytest.mark.parametrize(
+    "name,algo,its,bound",
+    [
+        ("kuhn_poker", "es-mccfr", 1000, 0.05),  # OpenSpiel's test bound at 1000 iterations
+        ("kuhn_poker(players=3)", "es-mccfr", 500, 0.4),
+        ("kuhn_poker", "os-mccfr", 3000, 0.15),
+    ],
+)
 def test_mccfr_converges(name, algo, its, bound):
     game = arena.load_game(name)
     solver = SAMPLERS[algo](game, seed=0)
@@ -162,7 +169,7 @@ def test_cfr_agent_solves_on_load_saves_and_reloads(tmp_path):
     again = arena.load_agent(f"cfr:path={tmp_path}", game)
     assert exploitability(game, again) == pytest.approx(exploitability(game, agent), abs=1e-12)
     results = arena.play(game, [agent, arena.load_agent("random", game)], games=200, seed=0)
-    assert np.mean([r.returns[r.seats.index(agent.name)] for r in results]) > 0   # beats random
+    assert np.mean([r.returns[r.seats.index(agent.name)] for r in results]) > 0  # beats random
     with pytest.raises(ArenaError, match="is for game 'kuhn_poker'"):
         arena.load_agent(f"cfr:path={tmp_path}", arena.load_game("leduc_poker"))
     with pytest.raises(ArenaError, match="unknown CFR algorithm"):
@@ -204,8 +211,16 @@ def test_outcome_sampling_is_unbiased_with_chance_after_a_decision():
     from arena.game import Game, GameSpec
 
     class LateChance(Game):
-        spec = GameSpec(name="late_chance", num_players=2, num_distinct_actions=2, observation_shape=(1,),
-                        min_utility=-1, max_utility=1, zero_sum=True, max_game_length=3)
+        spec = GameSpec(
+            name="late_chance",
+            num_players=2,
+            num_distinct_actions=2,
+            observation_shape=(1,),
+            min_utility=-1,
+            max_utility=1,
+            zero_sum=True,
+            max_game_length=3,
+        )
 
         def new_initial_state(self, seed=None):
             return _LateChance()

@@ -1,4 +1,5 @@
 """Bad input to the CLI: one line naming the problem, exit status 2, no traceback, nothing written."""
+
 from __future__ import annotations
 
 import json
@@ -21,12 +22,24 @@ CASES = {
     "not_mapping": ("- a\n- b\n", [], "top level must be a mapping"),
     "unknown_agent": ("game: kuhn_poker\nagents: [random, superbot]\n", [], "unknown agent 'superbot'"),
     "unknown_game": ("game: chess9000\nagents: [random, random]\n", [], "unknown game 'chess9000'"),
-    "bad_agent_param": ("game: kuhn_poker\nagents: ['random:speed=3', random]\n", [], "agent 'random' has no parameter 'speed'"),
+    "bad_agent_param": (
+        "game: kuhn_poker\nagents: ['random:speed=3', random]\n",
+        [],
+        "agent 'random' has no parameter 'speed'",
+    ),
     "bad_override": ("game: kuhn_poker\nagents: [random, random]\n", ["seed"], "override 'seed' is not key=value"),
     "override_type": ("game: kuhn_poker\nagents: [random, random]\n", ["games=abc"], "key 'games'"),
     "seat_count": ("game: kuhn_poker\nagents: [random]\n", [], "has 2 seats but 1 agents"),
-    "bad_openspiel": ("game: 'openspiel:no_such_game'\nagents: [random, random]\n", [], "OpenSpiel has no game 'no_such_game'"),
-    "missing_policy": ("game: kuhn_poker\nagents: ['fixed:path=nope.json', random]\n", [], "agent 'fixed': policy file not found: nope.json"),
+    "bad_openspiel": (
+        "game: 'openspiel:no_such_game'\nagents: [random, random]\n",
+        [],
+        "OpenSpiel has no game 'no_such_game'",
+    ),
+    "missing_policy": (
+        "game: kuhn_poker\nagents: ['fixed:path=nope.json', random]\n",
+        [],
+        "agent 'fixed': policy file not found: nope.json",
+    ),
 }
 
 
@@ -57,19 +70,32 @@ def test_debug_shows_traceback(tmp_path, subprocess_env):
 
 
 def test_good_config_with_overrides_writes_results(tmp_path, subprocess_env):
-    out = run(["match", str(REPO / "configs/match/kuhn_random.yaml"), "games=20", "seed=4", f"out={tmp_path}/r.json", "--json"],
-              tmp_path, subprocess_env)
+    out = run(
+        [
+            "match",
+            str(REPO / "configs/match/kuhn_random.yaml"),
+            "games=20",
+            "seed=4",
+            f"out={tmp_path}/r.json",
+            "--json",
+        ],
+        tmp_path,
+        subprocess_env,
+    )
     assert out.returncode == 0, out.stderr
     stdout, written = json.loads(out.stdout), json.loads((tmp_path / "r.json").read_text())
     assert stdout == written and written["games"] == 20 and written["seed"] == 4 and len(written["results"]) == 20
 
 
-@pytest.mark.parametrize("args, message", [
-    (["describe", "nonesuch"], "unknown game 'nonesuch'"),
-    (["match", "--game", "kuhn_poker", "--agents", "random", "random", "--games", "x"], "invalid int value"),
-    (["play", "--game", "kuhn_poker", "--seat", "5"], "--seat must be between 0 and 1"),
-    (["bench"], "name a benchmark"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["describe", "nonesuch"], "unknown game 'nonesuch'"),
+        (["match", "--game", "kuhn_poker", "--agents", "random", "random", "--games", "x"], "invalid int value"),
+        (["play", "--game", "kuhn_poker", "--seat", "5"], "--seat must be between 0 and 1"),
+        (["bench"], "name a benchmark"),
+    ],
+)
 def test_bad_cli_arguments(args, message, tmp_path, subprocess_env):
     out = run(args, tmp_path, subprocess_env)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr

@@ -2,6 +2,7 @@
 (:mod:`arena.testing`): every game (PettingZoo's ``api_test``/``seed_test``, the parallel ones for
 simultaneous games, 200 random games, renderings, batch-independent seeding), every agent on a
 game it plays, every trainer's resume guarantee; plus game-specific conventions."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,8 +33,10 @@ AGENTS = {  # every registered agent, on a game it plays (llm: below, with a loc
     "werewolf_scripted": ("werewolf_scripted", "werewolf"),
     "table_talker": ("table_talker", "table_talk"),
 }
-NOT_CHECKED = {"human": "reads moves from the terminal (tests/test_play_cli.py drives it)",
-               "llm": "needs a model: test_llm_agent_and_trainer_conform builds one locally"}
+NOT_CHECKED = {
+    "human": "reads moves from the terminal (tests/test_play_cli.py drives it)",
+    "llm": "needs a model: test_llm_agent_and_trainer_conform builds one locally",
+}
 TRAINERS = {  # every registered trainer: (game, learner specs, params)
     "ppo": ("kuhn_poker", ["neural"], {}),
     "reinforce": ("ipd", ["neural"], {}),
@@ -45,9 +48,11 @@ LLM_TRAINERS = {  # (game, trainer params, llm agent params)
     "llm_advantage_alignment": ("ipd(horizon=3)", {}, {}),
     "arenarl": ("open_task", {"group": 4, "judge": "scorer:noise=0.05"}, {"mode": "generated", "max_text_tokens": 8}),
     "dpo": ("kuhn_poker", {}, {}),
-    "lspo": ("table_talk(game=kuhn_poker,max_chars=8)",
-             {"candidates": 1, "solver_iterations": 20, "eval_samples": 1, "epochs": 1},
-             {"score": "mean", "max_text_tokens": 8}),
+    "lspo": (
+        "table_talk(game=kuhn_poker,max_chars=8)",
+        {"candidates": 1, "solver_iterations": 20, "eval_samples": 1, "epochs": 1},
+        {"score": "mean", "max_text_tokens": 8},
+    ),
 }
 
 
@@ -126,6 +131,7 @@ def test_step_before_reset_is_pettingzoo_order_error():
 def test_reset_without_seed_continues_the_stream():
     """Gymnasium convention: reset(seed) seeds, a later reset() draws the next episode from the
     same stream — so two envs seeded alike replay the same sequence of episodes."""
+
     def episodes(env, n):
         out = []
         for k in range(n):
@@ -195,7 +201,9 @@ def test_pettingzoo_adapter_roundtrip():
     """arena → AEC → arena: an arena env wrapped back as a game plays like the original."""
     from arena.adapters.pettingzoo import from_pettingzoo
 
-    game = from_pettingzoo(lambda: arena.make_env("kuhn_poker"), name="kuhn-via-aec", min_utility=-2, max_utility=2, zero_sum=True)
+    game = from_pettingzoo(
+        lambda: arena.make_env("kuhn_poker"), name="kuhn-via-aec", min_utility=-2, max_utility=2, zero_sum=True
+    )
     assert game.spec.num_players == 2 and game.spec.num_distinct_actions == 2 and not game.spec.tree
     results = arena.play(game, [arena.load_agent("random", game)] * 2, games=100, seed=0)
     assert all(r.forfeit is None and r.returns[0] == -r.returns[1] and abs(r.returns[0]) in (1, 2) for r in results)

@@ -1,19 +1,33 @@
 """Executors: the same seeds give the same games in-process, in a process pool and on Ray."""
+
 import pytest
 
 from arena.config import load_config
 from arena.store import RunStore
 from arena.tournament import TournamentConfig, run_tournament
 
-AGENTS = ["random", {"name": "fixed", "path": "tests/data/kuhn_always_bet.json", "label": "always_bet"},
-          {"name": "cfr", "iterations": 30, "label": "cfr"}]
+AGENTS = [
+    "random",
+    {"name": "fixed", "path": "tests/data/kuhn_always_bet.json", "label": "always_bet"},
+    {"name": "cfr", "iterations": 30, "label": "cfr"},
+]
 
 
 def games(tmp_path, name, executor):
-    cfg = load_config(TournamentConfig, base={
-        "game": "kuhn_poker", "agents": AGENTS, "out": str(tmp_path / name), "plots": False, "tensorboard": False,
-        "progress": False, "format": {"kind": "round_robin", "games": 15}, "ratings": {"bootstrap": 0},
-        "executor": executor})
+    cfg = load_config(
+        TournamentConfig,
+        base={
+            "game": "kuhn_poker",
+            "agents": AGENTS,
+            "out": str(tmp_path / name),
+            "plots": False,
+            "tensorboard": False,
+            "progress": False,
+            "format": {"kind": "round_robin", "games": 15},
+            "ratings": {"bootstrap": 0},
+            "executor": executor,
+        },
+    )
     res = run_tournament(cfg, quiet=True)
     with RunStore.open_existing(res.run_dir) as s:
         return [(r.id, r.seats, r.returns, r.plan_seq) for r in s.matches()], res

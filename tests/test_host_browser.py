@@ -4,6 +4,7 @@ check the outcome shown against the run store; a screenshot is kept in test-arti
 Needs Debian's Chromium (``apt-get install -y chromium chromium-driver``) and the ``playwright``
 Python package (its own browser download is never used: ``playwright install`` is not needed).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +16,16 @@ from test_host_support import HostProcess
 from arena.store import RunStore
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def shown_outcome(returns: list[float], p: int) -> str:
@@ -26,14 +35,19 @@ def shown_outcome(returns: list[float], p: int) -> str:
     return f"You {word} ({'+' if mine > 0 else ''}{mine:g})."
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="headless browser test needs /usr/bin/chromium "
-                    "(apt-get install -y chromium chromium-driver)")
+@pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="headless browser test needs /usr/bin/chromium (apt-get install -y chromium chromium-driver)",
+)
 def test_browser_plays_a_kuhn_hand_by_clicking(tmp_path, subprocess_env):
     from playwright.sync_api import sync_playwright
 
     run = tmp_path / "run"
-    host = HostProcess(["--game", "kuhn_poker", "--seats", "human", "cfr:algo=cfr+,iterations=50", "--seed", "7",
-                        "--out", str(run)], 2, subprocess_env)
+    host = HostProcess(
+        ["--game", "kuhn_poker", "--seats", "human", "cfr:algo=cfr+,iterations=50", "--seed", "7", "--out", str(run)],
+        2,
+        subprocess_env,
+    )
     shot = REPO / "test-artifacts" / "host_browser_kuhn.png"
     shot.parent.mkdir(exist_ok=True)
     clicked, errors = [], []
@@ -74,8 +88,10 @@ def test_browser_plays_a_kuhn_hand_by_clicking(tmp_path, subprocess_env):
     assert shot.stat().st_size > 10_000
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="headless browser test needs /usr/bin/chromium "
-                    "(apt-get install -y chromium chromium-driver)")
+@pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="headless browser test needs /usr/bin/chromium (apt-get install -y chromium chromium-driver)",
+)
 def test_browser_plays_werewolf_with_speech_beside_agents_and_another_person(tmp_path, subprocess_env):
     import threading
 
@@ -84,11 +100,19 @@ def test_browser_plays_werewolf_with_speech_beside_agents_and_another_person(tmp
 
     run = tmp_path / "ww"
     seats = ["human:name=web"] + ["werewolf_scripted"] * 5 + ["human:name=net"]
-    host = HostProcess(["--game", "werewolf(talk=text)", "--seats", *seats, "--seed", "21", "--out", str(run)],
-                       7, subprocess_env)
-    other = threading.Thread(target=play_seat, args=(host.client(6), lambda ev: {"text": "I defend player_6."}
-                                                     if ev["decision"] == "text" else {"action": ev["actions"][0]["action"]}),
-                             daemon=True)
+    host = HostProcess(
+        ["--game", "werewolf(talk=text)", "--seats", *seats, "--seed", "21", "--out", str(run)], 7, subprocess_env
+    )
+    other = threading.Thread(
+        target=play_seat,
+        args=(
+            host.client(6),
+            lambda ev: (
+                {"text": "I defend player_6."} if ev["decision"] == "text" else {"action": ev["actions"][0]["action"]}
+            ),
+        ),
+        daemon=True,
+    )
     other.start()
     said = 0
     try:

@@ -1,4 +1,5 @@
 """The hub's checks without a network: tokens, seats, turns, text limits, the clock."""
+
 from __future__ import annotations
 
 import threading
@@ -19,8 +20,12 @@ def _ask(hub: Hub, seat: int, event: dict) -> tuple[threading.Thread, dict]:
 
 
 SPEAK = {"player": 1, "decision": "text", "max_text_length": 10, "text": "Your turn to speak.", "actions": []}
-VOTE = {"player": 0, "decision": "choice", "text": "Vote.", "actions": [{"action": 3, "label": "vote player_3"},
-                                                                       {"action": 5, "label": "vote player_5"}]}
+VOTE = {
+    "player": 0,
+    "decision": "choice",
+    "text": "Vote.",
+    "actions": [{"action": 3, "label": "vote player_3"}, {"action": 5, "label": "vote player_5"}],
+}
 
 
 def test_a_text_decision_takes_only_text_within_the_limit():
@@ -28,9 +33,11 @@ def test_a_text_decision_takes_only_text_within_the_limit():
     t, box = _ask(hub, 1, SPEAK)
     tok = hub.seats[1].token
     turn = hub.seats[1].turn.id
-    for move, status, words in [(Move(turn, action=0), 422, "takes text"),
-                                (Move(turn, text="x" * 11), 422, "exceeds the limit 10"),
-                                (Move(turn, text="hi"), None, None)]:
+    for move, status, words in [
+        (Move(turn, action=0), 422, "takes text"),
+        (Move(turn, text="x" * 11), 422, "exceeds the limit 10"),
+        (Move(turn, text="hi"), None, None),
+    ]:
         if status is None:
             assert hub.submit(tok, move) == {"ok": True, "turn": turn}
         else:
@@ -61,19 +68,32 @@ def test_the_clock_answers_with_the_configured_default():
     hub = Hub("g", ["a"], {0: "a"}, move_time=0.05, default_action="first", default_text="...")
     t, box = _ask(hub, 0, VOTE)
     t.join(5)
-    assert box["action"] == 3 and hub.seats[0].events[-1] == {"type": "moved", "turn": 1, "action": 3,
-                                                              "label": "vote player_3", "by": "clock"}
+    assert box["action"] == 3 and hub.seats[0].events[-1] == {
+        "type": "moved",
+        "turn": 1,
+        "action": 3,
+        "label": "vote player_3",
+        "by": "clock",
+    }
     t, box = _ask(hub, 0, dict(SPEAK, player=0))
     t.join(5)
     assert box["action"] == "..."
 
 
-@pytest.mark.parametrize("raw, words", [
-    (b"{", "invalid JSON"), (b"\xff\xfe", "invalid JSON"), (b"[1]", "JSON object"),
-    (b'{"turn": 1}', "exactly one of"), (b'{"turn": 1, "action": 1, "text": "x"}', "exactly one of"),
-    (b'{"turn": true, "action": 1}', "'turn' must be an integer"), (b'{"turn": 1, "action": "1"}', "'action' must"),
-    (b'{"turn": 1, "text": 5}', "'text' must"), (b'{"turn": 1, "action": 1, "as": 2}', "unknown field 'as'"),
-])
+@pytest.mark.parametrize(
+    "raw, words",
+    [
+        (b"{", "invalid JSON"),
+        (b"\xff\xfe", "invalid JSON"),
+        (b"[1]", "JSON object"),
+        (b'{"turn": 1}', "exactly one of"),
+        (b'{"turn": 1, "action": 1, "text": "x"}', "exactly one of"),
+        (b'{"turn": true, "action": 1}', "'turn' must be an integer"),
+        (b'{"turn": 1, "action": "1"}', "'action' must"),
+        (b'{"turn": 1, "text": 5}', "'text' must"),
+        (b'{"turn": 1, "action": 1, "as": 2}', "unknown field 'as'"),
+    ],
+)
 def test_malformed_moves_are_400_with_a_reason(raw, words):
     with pytest.raises(Rejection, match=words) as info:
         parse_move(raw)

@@ -1,4 +1,5 @@
 """Acceptance: ``arena host`` in a real subprocess, scripted players joining over HTTP."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,25 @@ CFR = "cfr:algo=cfr+,iterations=200"
 
 def test_kuhn_human_vs_cfr_over_the_network_lands_in_the_store(tmp_path, subprocess_env):
     run = tmp_path / "run"
-    host = HostProcess(["--game", "kuhn_poker", "--seats", "human", CFR, "--games", "2", "--seed", "5",
-                        "--out", str(run), "--move-time", "60"], 2, subprocess_env)
+    host = HostProcess(
+        [
+            "--game",
+            "kuhn_poker",
+            "--seats",
+            "human",
+            CFR,
+            "--games",
+            "2",
+            "--seed",
+            "5",
+            "--out",
+            str(run),
+            "--move-time",
+            "60",
+        ],
+        2,
+        subprocess_env,
+    )
     try:
         assert host.url.startswith("http://127.0.0.1:")  # loopback unless --bind says otherwise
         assert set(host.tokens) == {0} and host.names[1].startswith("cfr")
@@ -37,8 +55,13 @@ def test_kuhn_human_vs_cfr_over_the_network_lands_in_the_store(tmp_path, subproc
     assert transcript.startswith("player 0 (human): bet") and "result:" in transcript
     assert events[-1]["total"] == sum(o["you"] for o in overs)
     # rated like any other match: the leaderboard command reads the run directory
-    board = subprocess.run(arena_cmd() + ["leaderboard", str(run), "--json"], capture_output=True, text=True,
-                           env=subprocess_env, timeout=120)
+    board = subprocess.run(
+        arena_cmd() + ["leaderboard", str(run), "--json"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env,
+        timeout=120,
+    )
     assert board.returncode == 0, board.stderr
     rows = {r["agent"]: r for r in json.loads(board.stdout)["rows"]}
     assert rows["human"]["games"] == 2 and rows["cfr(algo=cfr+,iterations=200)"]["games"] == 2
@@ -59,19 +82,23 @@ def _speaker(seat: int, seed: int):
         if ev["decision"] == "text":
             return {"text": f"I accuse player_{rng.choice([q for q in range(7) if q != seat])}."}
         return {"action": rng.choice(ev["actions"])["action"]}
+
     return choose
 
 
 def test_werewolf_two_humans_five_agents_each_sees_only_its_own_role(tmp_path, subprocess_env):
     run = tmp_path / "ww"
     seats = ["human:name=ann", "werewolf_scripted", "human:name=bob"] + ["werewolf_scripted"] * 4
-    host = HostProcess(["--game", "werewolf(talk=text)", "--seats", *seats, "--seed", "11", "--out", str(run)],
-                       7, subprocess_env)
+    host = HostProcess(
+        ["--game", "werewolf(talk=text)", "--seats", *seats, "--seed", "11", "--out", str(run)], 7, subprocess_env
+    )
     received: dict[int, list] = {}
     try:
         assert set(host.tokens) == {0, 2}
-        threads = [threading.Thread(target=lambda p=p: received.setdefault(p, play_seat(host.client(p), _speaker(p, p))))
-                   for p in (0, 2)]
+        threads = [
+            threading.Thread(target=lambda p=p: received.setdefault(p, play_seat(host.client(p), _speaker(p, p))))
+            for p in (0, 2)
+        ]
         for t in threads:
             t.start()
         for t in threads:

@@ -1,5 +1,6 @@
 """Negative tests: bad requests are refused with a status and a logged reason, and the match
 goes on to its end and into the store."""
+
 from __future__ import annotations
 
 import time
@@ -29,9 +30,27 @@ def _get(url: str) -> int:
 
 def test_bad_requests_are_rejected_logged_and_the_match_continues(tmp_path, subprocess_env):
     run = tmp_path / "run"
-    host = HostProcess(["--game", "kuhn_poker", "--seats", "human", "cfr:algo=cfr+,iterations=50", "--games", "2",
-                        "--seed", "2", "--out", str(run), "--move-time", "60", "--default-action", "first"],
-                       2, subprocess_env)
+    host = HostProcess(
+        [
+            "--game",
+            "kuhn_poker",
+            "--seats",
+            "human",
+            "cfr:algo=cfr+,iterations=50",
+            "--games",
+            "2",
+            "--seed",
+            "2",
+            "--out",
+            str(run),
+            "--move-time",
+            "60",
+            "--default-action",
+            "first",
+        ],
+        2,
+        subprocess_env,
+    )
     try:
         me = host.client(0).open()
         wrong = JoinClient(host.url, "not-a-token")
@@ -44,25 +63,25 @@ def test_bad_requests_are_rejected_logged_and_the_match_continues(tmp_path, subp
             if first_turn:
                 first_turn = False
                 refused += [
-                    _status(wrong.open),                                              # wrong token: stream
-                    _status(lambda: wrong.act(turn, action=legal[0])),               # wrong token: move
-                    _status(JoinClient(host.url, host.tokens[0]).open),               # seat already connected
+                    _status(wrong.open),  # wrong token: stream
+                    _status(lambda: wrong.act(turn, action=legal[0])),  # wrong token: move
+                    _status(JoinClient(host.url, host.tokens[0]).open),  # seat already connected
                     _status(lambda: me.send({"turn": turn, "action": legal[0], "seat": 1})),  # another seat
-                    _status(lambda: me.act(turn + 1000, action=legal[0])),            # a turn that is not open
+                    _status(lambda: me.act(turn + 1000, action=legal[0])),  # a turn that is not open
                     _status(lambda: me.send(b'{"turn": ' + b"1" * (1 << 20) + b"}")),  # 1 MB message
-                    _status(lambda: me.send(b'{"turn": 1, "action": ')),              # invalid JSON
-                    _status(lambda: me.act(turn, action=99)),                         # illegal action
+                    _status(lambda: me.send(b'{"turn": 1, "action": ')),  # invalid JSON
+                    _status(lambda: me.act(turn, action=99)),  # illegal action
                     # pathological JSON (issue 18): each a 400 with a reason, never a traceback
-                    _status(lambda: me.send(b"[" * 16000)),                            # 16,000-deep nesting
+                    _status(lambda: me.send(b"[" * 16000)),  # 16,000-deep nesting
                     _status(lambda: me.send(b'{"turn": 1, "action": ' + b"7" * 5000 + b"}")),  # 5,000 digits
                     _status(lambda: me.send(b'{"turn": %d, "turn": 0, "action": 0}' % turn)),  # duplicate key
-                    _status(lambda: me.send(b'{"turn": 1, "text": "\xff\xfe"}')),      # invalid UTF-8
-                    _status(lambda: me.send(b'{"turn": NaN, "action": 0}')),           # not a JSON number
+                    _status(lambda: me.send(b'{"turn": 1, "text": "\xff\xfe"}')),  # invalid UTF-8
+                    _status(lambda: me.send(b'{"turn": NaN, "action": 0}')),  # not a JSON number
                 ]
                 for path in ("/pyproject.toml", "/tools/host/server.py", "/../../etc/passwd", "/web/app.js"):
                     assert _get(host.url + path) == 404, path
             me.act(turn, action=legal[-1])
-            refused.append(_status(lambda: me.act(turn, action=legal[-1])))           # out of turn: already moved
+            refused.append(_status(lambda: me.act(turn, action=legal[-1])))  # out of turn: already moved
         assert host.wait() == 0, host.stderr
     finally:
         host.stop()
@@ -70,9 +89,12 @@ def test_bad_requests_are_rejected_logged_and_the_match_continues(tmp_path, subp
     assert codes[:13] == [403, 403, 409, 403, 409, 413, 400, 422, 400, 400, 400, 400, 400]
     assert set(codes[13:]) == {409} and len(codes) >= 15  # one per move of ours, two games
     assert [r for _, r in refused[8:13]] == [
-        "invalid JSON: nested deeper than 4 levels", "invalid JSON: an integer of 5000 digits (at most 20)",
-        "invalid JSON: duplicate key 'turn'", "invalid JSON: not UTF-8 (byte 21)",
-        "invalid JSON: NaN is not a JSON number"]
+        "invalid JSON: nested deeper than 4 levels",
+        "invalid JSON: an integer of 5000 digits (at most 20)",
+        "invalid JSON: duplicate key 'turn'",
+        "invalid JSON: not UTF-8 (byte 21)",
+        "invalid JSON: NaN is not a JSON number",
+    ]
     assert "Traceback" not in host.stderr and "internal error" not in host.stderr
     assert "already has a connected client" in refused[2][1] and "grants seat 0, not seat 1" in refused[3][1]
     assert "not your turn" in refused[-1][1]
@@ -87,14 +109,18 @@ def test_bad_requests_are_rejected_logged_and_the_match_continues(tmp_path, subp
 
 
 def test_a_move_needs_the_authorization_header_not_a_query_token(tmp_path, subprocess_env):
-    host = HostProcess(["--game", "kuhn_poker", "--seats", "human", "random", "--no-store", "--move-time", "30"],
-                       2, subprocess_env)
+    host = HostProcess(
+        ["--game", "kuhn_poker", "--seats", "human", "random", "--no-store", "--move-time", "30"], 2, subprocess_env
+    )
     try:
         me = host.client(0).open()
         turn = next(e for e in me.events(timeout=30) if e["type"] == "turn")
-        req = urllib.request.Request(f"{host.url}/api/act?token={host.tokens[0]}", method="POST",
-                                     data=b'{"turn": %d, "action": 0}' % turn["turn"],
-                                     headers={"Content-Type": "text/plain"})  # what a cross-site form could send
+        req = urllib.request.Request(
+            f"{host.url}/api/act?token={host.tokens[0]}",
+            method="POST",
+            data=b'{"turn": %d, "action": 0}' % turn["turn"],
+            headers={"Content-Type": "text/plain"},
+        )  # what a cross-site form could send
         with pytest.raises(urllib.error.HTTPError) as info:
             urllib.request.urlopen(req, timeout=10)
         assert info.value.code == 403
@@ -123,8 +149,25 @@ def test_500_idle_connections_do_not_stall_players_and_floods_are_rate_limited(t
     the player's moves stay fast while they sit idle; the server closes them after idle_timeout.
     A flood of requests from one address gets 429 + Retry-After after the burst, each logged,
     and the match goes on once the client slows down."""
-    host = HostProcess(["rate_limit=5", "rate_burst=10", "idle_timeout=3", "--game", "kuhn_poker", "--seats", "human",
-                        "random", "--games", "2", "--no-store", "--move-time", "60"], 2, subprocess_env)
+    host = HostProcess(
+        [
+            "rate_limit=5",
+            "rate_burst=10",
+            "idle_timeout=3",
+            "--game",
+            "kuhn_poker",
+            "--seats",
+            "human",
+            "random",
+            "--games",
+            "2",
+            "--no-store",
+            "--move-time",
+            "60",
+        ],
+        2,
+        subprocess_env,
+    )
     socks = []
     try:
         socks, opened = _open_idle(host.url, 500, limit=5.0)
@@ -166,8 +209,24 @@ def test_500_idle_connections_do_not_stall_players_and_floods_are_rate_limited(t
 
 
 def test_retry_after_header_on_429(tmp_path, subprocess_env):
-    host = HostProcess(["rate_limit=1", "rate_burst=2", "--game", "kuhn_poker", "--seats", "human", "random",
-                        "--no-store", "--move-time", "30", "--games", "1"], 2, subprocess_env)
+    host = HostProcess(
+        [
+            "rate_limit=1",
+            "rate_burst=2",
+            "--game",
+            "kuhn_poker",
+            "--seats",
+            "human",
+            "random",
+            "--no-store",
+            "--move-time",
+            "30",
+            "--games",
+            "1",
+        ],
+        2,
+        subprocess_env,
+    )
     try:
         statuses = []
         for _ in range(4):

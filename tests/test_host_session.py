@@ -1,4 +1,5 @@
 """The hosted session in-process: reconnecting to a seat, the move clock, resuming a run, config errors."""
+
 from __future__ import annotations
 
 import io
@@ -47,8 +48,9 @@ class InProcessHost:
 
 
 def kuhn(tmp_path, **kw) -> HostConfig:
-    base = dict(game="kuhn_poker", seats=["human", "random"], games=1, seed=4, port=0,
-                out=str(tmp_path / "run"), linger=1.0)
+    base = dict(
+        game="kuhn_poker", seats=["human", "random"], games=1, seed=4, port=0, out=str(tmp_path / "run"), linger=1.0
+    )
     base.update(kw)
     return HostConfig(**base)
 
@@ -96,13 +98,16 @@ def test_a_fixed_seed_resumes_and_never_counts_a_game_twice(tmp_path):
         assert store.count() == 2
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"seats": ["human"]}, "key 'seats': game 'kuhn_poker' has 2 seats, 1 given"),
-    ({"seats": ["random", "random"]}, "no seat is 'human'"),
-    ({"seats": ["human:colour=red", "random"]}, "a human seat takes only 'name'"),
-    ({"default_action": "resign"}, "key 'default_action': must be one of random, first"),
-    ({"move_time": 0}, "key 'move_time': must be positive"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"seats": ["human"]}, "key 'seats': game 'kuhn_poker' has 2 seats, 1 given"),
+        ({"seats": ["random", "random"]}, "no seat is 'human'"),
+        ({"seats": ["human:colour=red", "random"]}, "a human seat takes only 'name'"),
+        ({"default_action": "resign"}, "key 'default_action': must be one of random, first"),
+        ({"move_time": 0}, "key 'move_time': must be positive"),
+    ],
+)
 def test_bad_host_configs_are_one_clear_error(tmp_path, change, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         run_host(kuhn(tmp_path, **change), out=io.StringIO())

@@ -2,6 +2,7 @@
 
 (No tests here; the name only keeps the file in the host tests' area.)
 """
+
 from __future__ import annotations
 
 import queue
@@ -21,10 +22,17 @@ SEAT_LINE = re.compile(r"seat (\d+) (\S+): (?:(http\S+)/#token=(\S+)|agent)")
 class HostProcess:
     """``arena host ARGS --port 0`` in a subprocess; parses the URL and join tokens it prints."""
 
-    def __init__(self, args: list[str], num_players: int, env: dict[str, str], cwd: str | None = None,
-                 startup: float = 60.0) -> None:
-        self.proc = subprocess.Popen(arena_cmd() + ["host", *args, "--port", "0"], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+    def __init__(
+        self, args: list[str], num_players: int, env: dict[str, str], cwd: str | None = None, startup: float = 60.0
+    ) -> None:
+        self.proc = subprocess.Popen(
+            arena_cmd() + ["host", *args, "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=cwd,
+        )
         self.out: list[str] = []
         self.err: list[str] = []
         lines: queue.Queue = queue.Queue()
@@ -79,8 +87,9 @@ class HostProcess:
         return "".join(self.err)
 
 
-def play_seat(client: JoinClient, choose: Callable[[dict[str, Any]], dict[str, Any]],
-              timeout: float = 60.0) -> list[dict[str, Any]]:
+def play_seat(
+    client: JoinClient, choose: Callable[[dict[str, Any]], dict[str, Any]], timeout: float = 60.0
+) -> list[dict[str, Any]]:
     """Play every turn of ``client``'s seat with ``choose(turn_event) -> {"action": a} or
     {"text": s}`` until the series is over; returns every event received."""
     for ev in client.events(timeout=timeout):

@@ -1,5 +1,6 @@
 """Leaderboard outputs of a real run: Markdown/CSV/JSON agree, PNGs are images, TensorBoard
 scalars are readable, and `arena leaderboard` reproduces the tournament's table."""
+
 import csv
 import io
 import json
@@ -32,8 +33,13 @@ def arena(*argv):
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("lb") / "run"
-    rc, stdout, stderr = arena("tournament", "configs/tournament/kuhn_round_robin.yaml", f"out={out}",
-                               "format.games=60", "ratings.snapshot_every=90")
+    rc, stdout, stderr = arena(
+        "tournament",
+        "configs/tournament/kuhn_round_robin.yaml",
+        f"out={out}",
+        "format.games=60",
+        "ratings.snapshot_every=90",
+    )
     assert rc == 0, stderr
     assert "rank" in stdout and "nash" in stdout and "360 games played now" in stdout
     return out
@@ -44,7 +50,7 @@ def test_files_agree(run_dir):
     rows = list(csv.DictReader((run_dir / "leaderboard.csv").open()))
     md = (run_dir / "leaderboard.md").read_text()
     assert js["games"] == 360 and [r["agent"] for r in rows] == [r["agent"] for r in js["rows"]]
-    assert js["rows"][0]["agent"] == "nash"            # the Nash policy heads a complete Kuhn round robin
+    assert js["rows"][0]["agent"] == "nash"  # the Nash policy heads a complete Kuhn round robin
     for r, c in zip(js["rows"], rows):
         assert float(c["rating"]) == pytest.approx(r["rating"])
         assert r["wins"] + r["draws"] + r["losses"] == r["games"] == 240

@@ -1,5 +1,6 @@
 """League: matchmaking oracles from the AlphaStar pseudocode, config errors before any game, an
 end-to-end run from the CLI with its leaderboard and plots."""
+
 from __future__ import annotations
 
 import json
@@ -40,27 +41,47 @@ def _write(tmp_path, population, **extra):
     return path
 
 
-LEARNER = {"label": "ppo", "agent": "neural:hidden=8", "role": "learner", "trainer": {"name": "ppo"},
-           "games_per_step": 8}
+LEARNER = {
+    "label": "ppo",
+    "agent": "neural:hidden=8",
+    "role": "learner",
+    "trainer": {"name": "ppo"},
+    "games_per_step": 8,
+}
 
 
-@pytest.mark.parametrize("population, message", [
-    ([{"label": "x", "agent": "no_such_agent"}, LEARNER], "unknown agent 'no_such_agent'"),
-    ([{"label": "r", "agent": "random", "trainer": {"name": "ppo"}}, LEARNER],
-     "population[0] 'r': a trainer is attached but the role is 'fixed'"),
-    ([{"label": "r", "agent": "random"}, dict(LEARNER, opponents=[])],
-     "population[1] 'ppo': missing opponent pool"),
-    ([{"label": "r", "agent": "random"}, dict(LEARNER, opponents=["ghost"])],
-     "opponents ['ghost'] are not population labels"),
-    ([{"label": "r", "agent": "random"}, dict(LEARNER, trainer={"name": "no_such_trainer"})],
-     "unknown trainer 'no_such_trainer'"),
-    ([{"label": "r", "agent": "random"}, dict(LEARNER, trainer=None)], "role 'learner' needs a trainer"),
-    ([{"label": "r", "agent": "random"}, dict(LEARNER, matchmaking="main_exploiter")],
-     "needs a learner with matchmaking 'main'"),
-    ([{"label": "r", "agent": "random"}, {"label": "r", "agent": "random"}], "labels must be unique"),
-    ([{"label": "r", "agent": "random"}, dict(LEARNER, agent="cfr:iterations=1")],
-     "trainer 'ppo' trains neural agents; 'ppo' is not one"),
-])
+@pytest.mark.parametrize(
+    "population, message",
+    [
+        ([{"label": "x", "agent": "no_such_agent"}, LEARNER], "unknown agent 'no_such_agent'"),
+        (
+            [{"label": "r", "agent": "random", "trainer": {"name": "ppo"}}, LEARNER],
+            "population[0] 'r': a trainer is attached but the role is 'fixed'",
+        ),
+        (
+            [{"label": "r", "agent": "random"}, dict(LEARNER, opponents=[])],
+            "population[1] 'ppo': missing opponent pool",
+        ),
+        (
+            [{"label": "r", "agent": "random"}, dict(LEARNER, opponents=["ghost"])],
+            "opponents ['ghost'] are not population labels",
+        ),
+        (
+            [{"label": "r", "agent": "random"}, dict(LEARNER, trainer={"name": "no_such_trainer"})],
+            "unknown trainer 'no_such_trainer'",
+        ),
+        ([{"label": "r", "agent": "random"}, dict(LEARNER, trainer=None)], "role 'learner' needs a trainer"),
+        (
+            [{"label": "r", "agent": "random"}, dict(LEARNER, matchmaking="main_exploiter")],
+            "needs a learner with matchmaking 'main'",
+        ),
+        ([{"label": "r", "agent": "random"}, {"label": "r", "agent": "random"}], "labels must be unique"),
+        (
+            [{"label": "r", "agent": "random"}, dict(LEARNER, agent="cfr:iterations=1")],
+            "trainer 'ppo' trains neural agents; 'ppo' is not one",
+        ),
+    ],
+)
 def test_broken_config_is_one_line_before_any_game(tmp_path, capsys, population, message):
     path = _write(tmp_path, population)
     assert main(["league", str(path)]) == 2
@@ -81,14 +102,29 @@ def test_league_from_the_cli_ends_with_leaderboard_and_plots(tmp_path, capsys):
     population = [
         {"label": "random", "agent": "random"},
         {"label": "psro", "agent": "psro:iterations=0", "role": "solver", "budget": 2},
-        {"label": "main", "agent": "neural:hidden=8", "role": "learner", "trainer": {"name": "ppo"},
-         "matchmaking": "main", "games_per_step": 24, "snapshot_every": 1},
-        {"label": "exploiter", "agent": "neural:hidden=8,seed=2", "role": "learner", "trainer": {"name": "ppo"},
-         "matchmaking": "main_exploiter", "games_per_step": 24, "snapshot_every": 2},
+        {
+            "label": "main",
+            "agent": "neural:hidden=8",
+            "role": "learner",
+            "trainer": {"name": "ppo"},
+            "matchmaking": "main",
+            "games_per_step": 24,
+            "snapshot_every": 1,
+        },
+        {
+            "label": "exploiter",
+            "agent": "neural:hidden=8,seed=2",
+            "role": "learner",
+            "trainer": {"name": "ppo"},
+            "matchmaking": "main_exploiter",
+            "games_per_step": 24,
+            "snapshot_every": 2,
+        },
     ]
     path = _write(tmp_path, population, steps=2, evaluation={"every": 2, "games": 4, "ratings": {"bootstrap": 0}})
-    out = subprocess.run([sys.executable, "-m", "arena.cli", "league", str(path), "--json"], capture_output=True,
-                         text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "league", str(path), "--json"], capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout)
     run = tmp_path / "run"

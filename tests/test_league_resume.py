@@ -1,6 +1,7 @@
 """A league killed with SIGKILL mid-step and restarted with the same command continues from its
 last committed step: the finished store equals an uninterrupted run's game for game, snapshots
 are intact, TensorBoard has exactly one point per step."""
+
 from __future__ import annotations
 
 import os
@@ -24,14 +25,25 @@ GAMES = 32
 
 def league_yaml(out: Path) -> dict:
     return {
-        "game": "kuhn_poker", "seed": 3, "steps": STEPS, "out": str(out), "progress": False,
+        "game": "kuhn_poker",
+        "seed": 3,
+        "steps": STEPS,
+        "out": str(out),
+        "progress": False,
         "population": [
             {"label": "random", "agent": "random"},
             {"label": "psro", "agent": "psro:iterations=0,meta_solver=uniform", "role": "solver", "budget": 1},
-            {"label": "ppo", "agent": "neural:hidden=16,seed=1", "role": "learner",
-             "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}},
-             "matchmaking": "pfsp", "weighting": "var", "self_play": 0.25, "games_per_step": GAMES,
-             "snapshot_every": 2},
+            {
+                "label": "ppo",
+                "agent": "neural:hidden=16,seed=1",
+                "role": "learner",
+                "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}},
+                "matchmaking": "pfsp",
+                "weighting": "var",
+                "self_play": 0.25,
+                "games_per_step": GAMES,
+                "snapshot_every": 2,
+            },
         ],
         "evaluation": {"every": 3, "games": 4, "ratings": {"bootstrap": 0}},
     }

@@ -1,5 +1,6 @@
 """The llm agent's parts with the tiny model: tiny-model builder, prompts and templates, the
 scored policy's exactness, batching invariance, generated-mode parsing, accounting, errors."""
+
 from __future__ import annotations
 
 import json
@@ -80,9 +81,13 @@ def test_templates_from_a_yaml_file(tmp_path, model, game):
     path = tmp_path / "t.yaml"
     path.write_text("default:\n  choice: 'Moves: {actions}. Pick:'\nleduc_poker:\n  instruction: Play tight.\n")
     agent = load_agent({"name": "llm", "model": model, "chat": False, "templates": str(path)}, game)
-    assert agent.prompts.build(_obs(game, 1)[0]) == "Play tight.\n\nMoves: " + ", ".join(_obs(game, 1)[0].action_labels) + ". Pick:"
-    agent = load_agent({"name": "llm", "model": model, "chat": False, "templates": str(path),
-                        "instruction": "Bluff."}, game)
+    assert (
+        agent.prompts.build(_obs(game, 1)[0])
+        == "Play tight.\n\nMoves: " + ", ".join(_obs(game, 1)[0].action_labels) + ". Pick:"
+    )
+    agent = load_agent(
+        {"name": "llm", "model": model, "chat": False, "templates": str(path), "instruction": "Bluff."}, game
+    )
     assert agent.prompts.build(_obs(game, 1)[0]).startswith("Bluff.\n")
     path.write_text("leduc_poker:\n  colour: red\n")
     with pytest.raises(ArenaError, match="t.yaml, key 'leduc_poker'"):
@@ -113,7 +118,7 @@ def test_scored_policy_is_softmax_of_continuation_logprobs(model, game):
     expected = softmax_policy(o.legal_actions, scores, 2.0)
     assert max(abs(probs[a] - expected[a]) for a in o.legal_actions) < 1e-5
     greedy = load_agent({"name": "llm", "model": model, "temperature": 0}, game).policy(o)
-    assert sorted(greedy.values()) [-1] == 1.0 and greedy[o.legal_actions[int(np.argmax(scores))]] == 1.0
+    assert sorted(greedy.values())[-1] == 1.0 and greedy[o.legal_actions[int(np.argmax(scores))]] == 1.0
 
 
 def test_scored_sampling_follows_the_policy(model, game):
@@ -159,8 +164,17 @@ def test_parse_choice_rule(game):
 def test_generated_fallback_rules(model, game):
     obs = _obs(game, 3)
     for fallback in ("first", "random", "scored"):
-        agent = load_agent({"name": "llm", "model": model, "mode": "generated", "retries": 0, "fallback": fallback,
-                            "max_new_tokens": 2}, game)
+        agent = load_agent(
+            {
+                "name": "llm",
+                "model": model,
+                "mode": "generated",
+                "retries": 0,
+                "fallback": fallback,
+                "max_new_tokens": 2,
+            },
+            game,
+        )
         acts, infos = agent.act_batch_info(obs)
         for o, a, info in zip(obs, acts, infos):
             assert a in o.legal_actions and len(info["attempts"]) == 1
@@ -209,25 +223,42 @@ def test_model_object_is_shared_with_trainers(model, game):
     assert max(abs(before[a] - after[a]) for a in o.legal_actions) > 1e-3
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("llm:model=/nonexistent/dir", "model directory not found: /nonexistent/dir"),
-    ("llm:model=MODEL,mode=guess", "mode must be one of scored, generated"),
-    ("llm:model=MODEL,fallback=pray", "fallback must be one of"),
-    ("llm:model=MODEL,backend=tgi", "backend must be one of transformers, vllm, openai"),
-    ("llm:model=MODEL,colour=red", "has no parameter 'colour'"),
-    ("llm:backend=transformers", "needs model=PATH"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("llm:model=/nonexistent/dir", "model directory not found: /nonexistent/dir"),
+        ("llm:model=MODEL,mode=guess", "mode must be one of scored, generated"),
+        ("llm:model=MODEL,fallback=pray", "fallback must be one of"),
+        ("llm:model=MODEL,backend=tgi", "backend must be one of transformers, vllm, openai"),
+        ("llm:model=MODEL,colour=red", "has no parameter 'colour'"),
+        ("llm:backend=transformers", "needs model=PATH"),
+    ],
+)
 def test_bad_agent_specs_are_one_line_errors(model, spec, message, capsys):
-    assert main(["match", "--game", "kuhn_poker", "--games", "1", "--agents", spec.replace("MODEL", model),
-                 "random"]) == 2
+    assert (
+        main(["match", "--game", "kuhn_poker", "--games", "1", "--agents", spec.replace("MODEL", model), "random"]) == 2
+    )
     err = capsys.readouterr().err
     assert err.strip().count("\n") == 0 and message in err, err
 
 
 def test_cli_match_with_the_llm_agent(model):
-    proc = subprocess.run(arena_cmd() + ["match", "--game", "kuhn_poker", "--games", "6", "--json", "--agents",
-                                         f"llm:model={model},mode=generated,max_new_tokens=2", "random"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        arena_cmd()
+        + [
+            "match",
+            "--game",
+            "kuhn_poker",
+            "--games",
+            "6",
+            "--json",
+            "--agents",
+            f"llm:model={model},mode=generated,max_new_tokens=2",
+            "random",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert len(data["results"]) == 6 and all(r["forfeit"] is None for r in data["results"])
@@ -255,8 +286,9 @@ def test_a_batch_runs_its_common_prefix_once_and_scores_as_one_at_a_time(model, 
     obs = _obs(game, 6)
     prompts = [agent.prompts.build(o) for o in obs]
     shapes = []
-    hook = agent.model.register_forward_pre_hook(lambda m, a, kw: shapes.append(tuple(kw["input_ids"].shape)),
-                                                 with_kwargs=True)
+    hook = agent.model.register_forward_pre_hook(
+        lambda m, a, kw: shapes.append(tuple(kw["input_ids"].shape)), with_kwargs=True
+    )
     try:
         batched = agent._policies(obs, prompts)
     finally:

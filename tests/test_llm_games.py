@@ -1,5 +1,6 @@
 """The llm agent (transformers backend, tiny model) plays every registered text-capable game to
 the end: scored mode is always legal; generated mode counts invalid attempts and falls back."""
+
 from __future__ import annotations
 
 import pytest
@@ -55,8 +56,9 @@ def text_games() -> list[str]:
 
 GAMES = text_games()
 # generated mode: a game's free-text variant where it has one (it has choice decisions too)
-GENERATED = [n for n in GAMES if "talk=" in n or not any(m.startswith(n.split("(")[0] + "(") and "talk=" in m
-                                                         for m in GAMES)]
+GENERATED = [
+    n for n in GAMES if "talk=" in n or not any(m.startswith(n.split("(")[0] + "(") and "talk=" in m for m in GAMES)
+]
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +92,10 @@ def test_scored_mode_plays_every_text_game_legally(name, model):
 @pytest.mark.parametrize("name", GENERATED)
 def test_generated_mode_counts_invalid_attempts_and_falls_back(name, model):
     game = load_game(name)
-    agent = load_agent({"name": "llm", "model": model, "mode": "generated", "retries": 1, "max_new_tokens": 3,
-                        "max_text_tokens": 8}, game)
+    agent = load_agent(
+        {"name": "llm", "model": model, "mode": "generated", "retries": 1, "max_new_tokens": 3, "max_text_tokens": 8},
+        game,
+    )
     results = play_games(game, [agent] * game.spec.num_players, num_games=1, seed=2, record=True)
     assert all(r.forfeit is None for r in results), [r.forfeit for r in results if r.forfeit]
     steps = [s for r in results for s in r.trajectory.steps]

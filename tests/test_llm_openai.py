@@ -3,6 +3,7 @@
 the timeout, malformed-response, server-error, Retry-After and keep-alive rules. The server
 side is checked with the official ``openai`` client (streaming, n, max tokens, logprobs, stop,
 404 for an unknown model, ids, usage)."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,12 @@ from conftest import arena_cmd  # noqa: E402
 @pytest.fixture(scope="module")
 def server():
     """``arena llm-serve`` in a subprocess, on a free port."""
-    proc = subprocess.Popen(arena_cmd() + ["llm-serve", str(tiny_model_dir()), "--port", "0", "--name", "tiny"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        arena_cmd() + ["llm-serve", str(tiny_model_dir()), "--port", "0", "--name", "tiny"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     url = None
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -72,8 +77,16 @@ def test_scores_over_http_match_the_transformers_backend(server):
 
 def test_generated_games_over_http_are_reproducible(server):
     game = load_game("kuhn_poker")
-    spec = {"name": "llm", "backend": "openai", "base_url": server, "model": "tiny", "mode": "generated",
-            "retries": 1, "fallback": "scored", "max_new_tokens": 4}
+    spec = {
+        "name": "llm",
+        "backend": "openai",
+        "base_url": server,
+        "model": "tiny",
+        "mode": "generated",
+        "retries": 1,
+        "fallback": "scored",
+        "max_new_tokens": 4,
+    }
     runs = []
     for _ in range(2):
         agent = load_agent(spec, game)
@@ -114,8 +127,15 @@ class _Broken(BaseHTTPRequestHandler):
         elif what == "429":
             body, code = b'{"error": "slow down"}', 429
         else:
-            body, code = json.dumps({"choices": [{"index": 0, "text": "bet", "finish_reason": "stop"}],
-                                     "usage": {"prompt_tokens": 3, "completion_tokens": 1}}).encode(), 200
+            body, code = (
+                json.dumps(
+                    {
+                        "choices": [{"index": 0, "text": "bet", "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+                    }
+                ).encode(),
+                200,
+            )
         try:
             self.send_response(code)
             if code == 429:
@@ -269,8 +289,7 @@ def test_client_models_and_unknown_model_is_404(client):
 
 
 def test_client_completions_n_max_tokens_logprobs_usage(client):
-    r = client.completions.create(model="tiny", prompt=["Kuhn poker:", "Leduc:"], n=3, max_tokens=4, seed=7,
-                                  logprobs=2)
+    r = client.completions.create(model="tiny", prompt=["Kuhn poker:", "Leduc:"], n=3, max_tokens=4, seed=7, logprobs=2)
     assert r.id.startswith("cmpl-") and r.object == "text_completion" and r.model == "tiny"
     assert [c.index for c in r.choices] == list(range(6))
     assert len({c.text for c in r.choices[:3]}) > 1  # n samples, each with its own seed
@@ -278,8 +297,9 @@ def test_client_completions_n_max_tokens_logprobs_usage(client):
         lp = c.logprobs
         assert len(lp.tokens) == len(lp.token_logprobs) == len(lp.top_logprobs) <= 4
         assert "".join(lp.tokens).startswith(c.text)
-        assert all(len(top) <= 2 and max(top.values()) >= v - 1e-4
-                   for top, v in zip(lp.top_logprobs, lp.token_logprobs))
+        assert all(
+            len(top) <= 2 and max(top.values()) >= v - 1e-4 for top, v in zip(lp.top_logprobs, lp.token_logprobs)
+        )
     assert r.usage.completion_tokens == sum(len(c.logprobs.tokens) for c in r.choices)
     assert r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens
     again = client.completions.create(model="tiny", prompt=["Kuhn poker:", "Leduc:"], n=3, max_tokens=4, seed=7)
@@ -291,8 +311,9 @@ def test_client_completions_n_max_tokens_logprobs_usage(client):
 
 def test_client_chat_n_max_completion_tokens_logprobs(client):
     msgs = [{"role": "user", "content": "Pick an action."}]
-    r = client.chat.completions.create(model="tiny", messages=msgs, n=2, max_completion_tokens=3, seed=1,
-                                       logprobs=True, top_logprobs=2)
+    r = client.chat.completions.create(
+        model="tiny", messages=msgs, n=2, max_completion_tokens=3, seed=1, logprobs=True, top_logprobs=2
+    )
     assert r.id.startswith("chatcmpl-") and r.object == "chat.completion" and len(r.choices) == 2
     for c in r.choices:
         assert c.message.role == "assistant" and c.finish_reason in ("length", "stop")
@@ -315,16 +336,25 @@ def test_client_streaming_matches_the_plain_response(client):
         assert mine[-1].finish_reason == plain.choices[i].finish_reason
     msgs = [{"role": "user", "content": "Your move?"}]
     plain = client.chat.completions.create(model="tiny", messages=msgs, max_completion_tokens=5, seed=2)
-    stream = client.chat.completions.create(model="tiny", messages=msgs, max_completion_tokens=5, seed=2,
-                                            stream=True, stream_options={"include_usage": True}, logprobs=True)
+    stream = client.chat.completions.create(
+        model="tiny",
+        messages=msgs,
+        max_completion_tokens=5,
+        seed=2,
+        stream=True,
+        stream_options={"include_usage": True},
+        logprobs=True,
+    )
     chunks = list(stream)
     assert chunks[0].id.startswith("chatcmpl-") and chunks[0].object == "chat.completion.chunk"
     assert chunks[0].choices[0].delta.role == "assistant"
     text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
     assert text == plain.choices[0].message.content
     assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == plain.usage.completion_tokens
-    assert sum(len(ch.choices[0].logprobs.content) for ch in chunks if ch.choices and ch.choices[0].logprobs) \
+    assert (
+        sum(len(ch.choices[0].logprobs.content) for ch in chunks if ch.choices and ch.choices[0].logprobs)
         == plain.usage.completion_tokens
+    )
 
 
 def test_client_stop_sequences(client):
@@ -333,4 +363,4 @@ def test_client_stop_sequences(client):
     assert full.choices[0].finish_reason == "length" and len(text) > 4
     stop = text[3:5]
     cut = client.completions.create(model="tiny", prompt="Kuhn poker:", max_tokens=12, temperature=0, stop=[stop])
-    assert cut.choices[0].text == text[:text.index(stop)] and cut.choices[0].finish_reason == "stop"
+    assert cut.choices[0].text == text[: text.index(stop)] and cut.choices[0].finish_reason == "stop"

@@ -2,6 +2,7 @@
 trains only adapters, checkpoints load back as agents with the same policy, the learner trains a
 private copy, and ``arena llm-train`` runs from the command line (bad input: one line, exit 2).
 The long runs with the acceptance numbers are configs/llm/*.yaml (docs/llm_training.md)."""
+
 from __future__ import annotations
 
 import json
@@ -71,8 +72,7 @@ def test_lora_trains_adapters_and_checkpoint_loads_back(tmp_path):
     game = load_game("kuhn_poker")
     agent = _learner(game)
     other = load_agent({"name": "llm", "model": str(tiny_model_dir(1)), "temperature": 16.0}, game)
-    trainer = get_registry().get("trainer", "selfplay_rlvr").factory(
-        game, [agent], lr=0.02, lora={"r": 4, "alpha": 8})
+    trainer = get_registry().get("trainer", "selfplay_rlvr").factory(game, [agent], lr=0.02, lora={"r": 4, "alpha": 8})
     base = trainer.model.model.get_base_model()
     assert all("lora_" in n for n, p in trainer.model.model.named_parameters() if p.requires_grad)
     frozen = {n: p.detach().clone() for n, p in base.named_parameters() if "lora_" not in n}
@@ -101,17 +101,21 @@ def test_bad_trainer_parameter_is_one_line():
 
 def test_cli_runs_and_rejects_bad_input(tmp_path):
     cfg = tmp_path / "c.yaml"
-    cfg.write_text(f"game: kuhn_poker\nmodel: {{dir: {tiny_model_dir(1)}}}\nagent: {{temperature: 16}}\n"
-                   f"iterations: 1\ngames_per_iter: 8\neval_every: 1\nout: {tmp_path / 'run'}\n")
+    cfg.write_text(
+        f"game: kuhn_poker\nmodel: {{dir: {tiny_model_dir(1)}}}\nagent: {{temperature: 16}}\n"
+        f"iterations: 1\ngames_per_iter: 8\neval_every: 1\nout: {tmp_path / 'run'}\n"
+    )
     ok = subprocess.run([sys.executable, "-m", "arena.cli", "llm-train", str(cfg)], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr[-2000:]
     res = json.loads((tmp_path / "run" / "results.json").read_text())
     assert set(res["first"]) == {"step", "seconds", "return_vs_random", "winrate_vs_random", "exploitability"}
     assert (tmp_path / "run" / "snapshots" / "learner@1" / "config.json").exists()
     assert (tmp_path / "run" / "curves.png").exists()
-    bad = subprocess.run([sys.executable, "-m", "arena.cli", "llm-train", str(cfg), "params.baseline=median",
-                          f"out={tmp_path / 'bad'}"],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "llm-train", str(cfg), "params.baseline=median", f"out={tmp_path / 'bad'}"],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2
     assert bad.stderr.strip().count("\n") == 0 and "baseline must be one of" in bad.stderr
 
@@ -124,13 +128,22 @@ def test_llm_aa_learns_reciprocity_on_the_text_ipd_where_naive_defects(tmp_path)
     from arena.errors import ArenaError
     from arena.plugins.trainers.llm.driver import LLMTrainConfig, train
 
-    budget = ["game=ipd(horizon=5,text=brief)", f"model.dir={tmp_path / 'model'}", "model.pretrain_steps=150",
-              "params.lr=0.0003", "iterations=8", "eval_every=8", "eval_games=32",
-              "eval_opponents=[always_defect]", "quiet=true"]
+    budget = [
+        "game=ipd(horizon=5,text=brief)",
+        f"model.dir={tmp_path / 'model'}",
+        "model.pretrain_steps=150",
+        "params.lr=0.0003",
+        "iterations=8",
+        "eval_every=8",
+        "eval_games=32",
+        "eval_opponents=[always_defect]",
+        "quiet=true",
+    ]
     runs = {}
     for name, beta in (("aa", 3.0), ("naive", 0.0)):
-        cfg = load_config(LLMTrainConfig, "configs/llm/ipd_aa.yaml",
-                          budget + [f"params.beta={beta}", f"out={tmp_path / name}"])
+        cfg = load_config(
+            LLMTrainConfig, "configs/llm/ipd_aa.yaml", budget + [f"params.beta={beta}", f"out={tmp_path / name}"]
+        )
         runs[name] = train(cfg)
     aa, naive = runs["aa"]["final"], runs["naive"]["final"]
     first = [{k: v for k, v in runs[x]["first"].items() if k != "seconds"} for x in ("aa", "naive")]

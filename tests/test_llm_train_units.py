@@ -1,6 +1,7 @@
 """LLM trainer building blocks against hand-computed values: role-conditioned baselines, the
 leave-one-out group baseline and AA credit, exact Kuhn evaluation (known values from the note),
 the trainer's action log-probs against the agent's own, and state replay for SPPO."""
+
 from __future__ import annotations
 
 import math
@@ -25,13 +26,13 @@ from arena.tools.tiny_model import tiny_model_dir  # noqa: E402
 
 def test_role_baseline_reads_before_update_and_keeps_roles_apart():
     b = RoleBaseline(alpha=0.5)
-    assert b.advantage("kuhn", 0, 1.0) == 1.0          # b starts at 0
-    assert b.advantage("kuhn", 0, 1.0) == 0.5          # b = 0.5 after the first update
-    assert b.advantage("kuhn", 1, -1.0) == -1.0        # the other seat has its own baseline
+    assert b.advantage("kuhn", 0, 1.0) == 1.0  # b starts at 0
+    assert b.advantage("kuhn", 0, 1.0) == 0.5  # b = 0.5 after the first update
+    assert b.advantage("kuhn", 1, -1.0) == -1.0  # the other seat has its own baseline
     assert b.values == {"kuhn/0": 0.75, "kuhn/1": -0.5}
     shared = RoleBaseline(alpha=0.5, per_role=False)
     shared.advantage("kuhn", 0, 1.0)
-    assert shared.advantage("kuhn", 1, -1.0) == -1.5   # one baseline mixes the seats
+    assert shared.advantage("kuhn", 1, -1.0) == -1.5  # one baseline mixes the seats
 
 
 def test_group_baseline_and_returns():
@@ -45,9 +46,20 @@ def _step(player, decision, reward):
 
 
 def test_time_steps_merge_talk_into_the_closing_choice():
-    traj = Trajectory(0, 0, ["a", "b"], [_step(0, "text", 0.0), _step(1, "text", 0.0), _step(0, "choice", 2.0),
-                                         _step(1, "choice", 1.0), _step(0, "text", 0.0), _step(0, "choice", 3.0)],
-                      [5.0, 1.0])
+    traj = Trajectory(
+        0,
+        0,
+        ["a", "b"],
+        [
+            _step(0, "text", 0.0),
+            _step(1, "text", 0.0),
+            _step(0, "choice", 2.0),
+            _step(1, "choice", 1.0),
+            _step(0, "text", 0.0),
+            _step(0, "choice", 3.0),
+        ],
+        [5.0, 1.0],
+    )
     assert time_steps(traj, 0) == ([0, 0, 1, 1], [2.0, 3.0])
     assert time_steps(traj, 1) == ([0, 0], [1.0])
 
@@ -59,16 +71,28 @@ def test_aa_credit_matches_the_formula():
     agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "temperature": 16}, game)
     agent.name = "me"
     tr = LLMAdvantageAlignment(game, [agent], beta=2.0, gamma=0.5, gamma_aa=0.5, reward_scale=1.0)
-    trajs = [Trajectory(i, 0, ["me", "me"], [_step(0, "choice", r0[0]), _step(1, "choice", r1[0]),
-                                              _step(0, "choice", r0[1]), _step(1, "choice", r1[1])], [0, 0])
-             for i, (r0, r1) in enumerate([([1.0, 2.0], [0.0, 1.0]), ([3.0, 0.0], [2.0, 2.0])])]
+    trajs = [
+        Trajectory(
+            i,
+            0,
+            ["me", "me"],
+            [
+                _step(0, "choice", r0[0]),
+                _step(1, "choice", r1[0]),
+                _step(0, "choice", r0[1]),
+                _step(1, "choice", r1[1]),
+            ],
+            [0, 0],
+        )
+        for i, (r0, r1) in enumerate([([1.0, 2.0], [0.0, 1.0]), ([3.0, 0.0], [2.0, 2.0])])
+    ]
     credit = tr.credits(trajs)
     g = {(t, p): returns_to_go([s.reward for s in trajs[t].for_player(p)], 0.5) for t in range(2) for p in range(2)}
     for p in range(2):
         a0, a1 = g[(0, p)] - g[(1, p)], g[(1, p)] - g[(0, p)]
         own = {0: a0, 1: a1}
         for t in range(2):
-            other = (g[(t, 1 - p)] - g[(1 - t, 1 - p)])
+            other = g[(t, 1 - p)] - g[(1 - t, 1 - p)]
             want = own[t] + 2.0 * np.array([0.0, 0.5 * 0.5 * own[t][0]]) * other
             assert np.allclose(credit[(t, p)], want)
             assert np.allclose(credit[(t, p)], aligned_advantages(own[t], other, 2.0, 0.5))
@@ -83,8 +107,10 @@ def test_aa_whitening_scales_mixed_batches_but_never_amplifies_a_near_uniform_on
 
     def credit(rewards, whiten):
         tr = LLMAdvantageAlignment(game, [agent], beta=0.0, reward_scale=1.0, whiten=whiten)
-        trajs = [Trajectory(i, 0, ["me", "me"], [_step(0, "choice", r), _step(1, "choice", -r)], [r, -r])
-                 for i, r in enumerate(rewards)]
+        trajs = [
+            Trajectory(i, 0, ["me", "me"], [_step(0, "choice", r), _step(1, "choice", -r)], [r, -r])
+            for i, r in enumerate(rewards)
+        ]
         return np.array([tr.credits(trajs)[(t, 0)][0] for t in range(len(rewards))])
 
     mixed = [0.0, 4.0, -4.0, 8.0]  # leave-one-out advantages with std > 1: rescaled to std 1
@@ -124,8 +150,10 @@ def test_exact_kuhn_values_match_the_note_and_the_tree():
     agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "temperature": 8}, game)
     pol = cached(agent.policy)
     mine = head_to_head(game, [pol, uniform_policy])[0][0]
-    assert mine == pytest.approx(policy_value(game, lambda s, p: pol(_obs(game, s, p)) if p == 0
-                                              else {a: 0.5 for a in s.legal_actions()})[0], abs=1e-9)
+    assert mine == pytest.approx(
+        policy_value(game, lambda s, p: pol(_obs(game, s, p)) if p == 0 else {a: 0.5 for a in s.legal_actions()})[0],
+        abs=1e-9,
+    )
     r = vs_random(game, agent)
     assert 0 < r["winrate_vs_random"] < 1
 
@@ -161,10 +189,13 @@ def test_replay_rebuilds_recorded_states_and_rejects_tampering():
     for r in res:
         states = replay(game, r.trajectory)
         assert states is not None and len(states) == len(r.trajectory.steps)
-        assert [s.information_state_key(s.current_player()) for s in states] == \
-               [st.observation.info_state for st in r.trajectory.steps]
-    assert any(replay(game, Trajectory(t.game_index, t.seed + 1, t.seats, t.steps, t.returns)) is None
-               for t in [r.trajectory for r in res])
+        assert [s.information_state_key(s.current_player()) for s in states] == [
+            st.observation.info_state for st in r.trajectory.steps
+        ]
+    assert any(
+        replay(game, Trajectory(t.game_index, t.seed + 1, t.seats, t.steps, t.returns)) is None
+        for t in [r.trajectory for r in res]
+    )
 
 
 def test_playouts_estimate_q_values():
@@ -182,8 +213,9 @@ def test_warmup_corpus_is_the_agents_own_prompts_under_uniform_play():
     from arena.plugins.trainers.llm.pretrain import random_play_corpus
 
     game = load_game("ipd(horizon=3,text=brief)")
-    agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "templates": "configs/llm/ipd_templates.yaml"},
-                       game)
+    agent = load_agent(
+        {"name": "llm", "model": str(tiny_model_dir()), "templates": "configs/llm/ipd_templates.yaml"}, game
+    )
     texts = random_play_corpus(game, agent, games=40, seed=0)
     assert len(texts) == 40 * 3 * 2  # every decision of both seats
     assert all("Iterated prisoner's dilemma" in t and "Your move:" in t for t in texts)

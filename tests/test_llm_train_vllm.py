@@ -5,6 +5,7 @@ trainer's model (float32 on both sides; tolerance 1e-5 nats), for full fine-tuni
 extension; and a saved checkpoint loaded into the running engine in place (what a rollout worker
 does when a learner publishes a version). The engine runs in a subprocess (vLLM wants a
 ``__main__`` guard)."""
+
 from __future__ import annotations
 
 import textwrap
@@ -19,7 +20,7 @@ from vllm_support import run_engine_script  # noqa: E402
 
 TOL = 1e-5
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import json, sys
 
     def engine_vs_trainer(backend, agent, trainer, obs):
@@ -60,7 +61,7 @@ SCRIPT = textwrap.dedent('''
                          "trainer": out["full"]["trainer"]}
         json.dump(out, open(out_path, "w"))
         backend.close()
-''')
+""")
 
 
 @pytest.fixture(scope="module")

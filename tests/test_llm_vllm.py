@@ -4,6 +4,7 @@ the agent plays games in both modes, and in-place weight updates reach the engin
 
 The engine runs in a subprocess (vLLM starts worker processes and wants a ``__main__``
 guard); one engine serves the whole module."""
+
 from __future__ import annotations
 
 import textwrap
@@ -20,7 +21,7 @@ from vllm_support import observations, run_engine_script  # noqa: E402
 TOL = 1e-3
 pytestmark = pytest.mark.timeout(900)  # one engine start (~30-120 s on 2 loaded cores) for the module
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import json, sys
 
     from vllm_support import observations
@@ -58,7 +59,7 @@ SCRIPT = textwrap.dedent('''
             [[agent.prompts.continuation(l) for l in o.action_labels] for o in obs])]
         json.dump(result, open(out_path, "w"))
         backend.close()
-''')
+""")
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +96,9 @@ def test_vllm_action_logprobs_agree_with_transformers(vllm_run, name):
     assert diff < TOL, diff
 
 
-@pytest.mark.parametrize("key", ["kuhn_poker/scored", "kuhn_poker/generated", "leduc_poker/scored",
-                                 "leduc_poker/generated"])
+@pytest.mark.parametrize(
+    "key", ["kuhn_poker/scored", "kuhn_poker/generated", "leduc_poker/scored", "leduc_poker/generated"]
+)
 def test_vllm_agent_plays_games(vllm_run, key):
     g = vllm_run["games"][key]
     assert g["finished"] == 8 and g["forfeits"] == 0

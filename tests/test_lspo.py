@@ -2,6 +2,7 @@
 exploitability 11/24, a leaky talker is exploitable, CFR solves the abstract game), latent
 strategies (phrase families recovered), the DPO loss (hand-computed), DPO raising the chosen
 response's margin, outcome pairs, and one LSPO iteration end to end with a resumable state."""
+
 from __future__ import annotations
 
 import math
@@ -67,9 +68,11 @@ def test_abstract_game_known_values_and_cfr():
 def test_latent_space_recovers_phrase_families():
     from arena.plugins.trainers.llm.latent import LatentSpace
 
-    fam = {"strong": ["i have a great hand", "great hand, fold now", "a great great hand"],
-           "weak": ["my card is bad", "bad card here", "my bad bad card"],
-           "chat": ["nice weather today", "nice weather", "the weather is nice"]}
+    fam = {
+        "strong": ["i have a great hand", "great hand, fold now", "a great great hand"],
+        "weak": ["my card is bad", "bad card here", "my bad bad card"],
+        "chat": ["nice weather today", "nice weather", "the weather is nice"],
+    }
     texts = [t for rows in fam.values() for t in rows] * 3
     space = LatentSpace(k_min=2, k_max=5, embedding="tfidf", seed=0).fit(texts)
     assert space.k == 3
@@ -105,8 +108,7 @@ def _llm(game, **kw):
     pytest.importorskip("transformers")
     from arena.tools.tiny_model import tiny_model_dir
 
-    return load_agent({"name": "llm", "model": str(tiny_model_dir(1)), "temperature": 1.0, "score": "mean", **kw},
-                      game)
+    return load_agent({"name": "llm", "model": str(tiny_model_dir(1)), "temperature": 1.0, "score": "mean", **kw}, game)
 
 
 def test_dpo_raises_the_chosen_margin_and_outcome_pairs():
@@ -141,8 +143,18 @@ def test_lspo_iteration_end_to_end_and_state_round_trip():
 
     g = load_game("table_talk(game=kuhn_poker,max_chars=8)")
     agent = _llm(g, max_text_tokens=8)
-    params = {"candidates": 1, "k_min": 2, "k_max": 2, "solver_iterations": 50, "eval_samples": 1,
-              "compare_initial": False, "measure_before": False, "epochs": 1, "lr": 1e-4, "seed": 0}
+    params = {
+        "candidates": 1,
+        "k_min": 2,
+        "k_max": 2,
+        "solver_iterations": 50,
+        "eval_samples": 1,
+        "compare_initial": False,
+        "measure_before": False,
+        "epochs": 1,
+        "lr": 1e-4,
+        "seed": 0,
+    }
     trainer = load_trainer({"name": "lspo", "params": params}, g, [agent])
     trajs = [r.trajectory for r in play_games(g, [agent, agent], num_games=4, seed=0, record=True)]
     out = trainer.update(trajs)

@@ -1,4 +1,5 @@
 """The batched match runner: reproducibility, lockstep batching, seat rotation, forfeits."""
+
 from __future__ import annotations
 
 import time
@@ -84,8 +85,9 @@ class Hanging(Agent):
         return obs.legal_actions[0]
 
 
-@pytest.mark.parametrize("bad, reason", [(Illegal(), "illegal action 7"), (Crashing(), "RuntimeError: boom"),
-                                         (Hanging(), "timeout")])
+@pytest.mark.parametrize(
+    "bad, reason", [(Illegal(), "illegal action 7"), (Crashing(), "RuntimeError: boom"), (Hanging(), "timeout")]
+)
 def test_faults_forfeit_the_game_not_the_run(kuhn, bad, reason):
     good = arena.load_agent("random", kuhn)
     start = time.perf_counter()

@@ -1,5 +1,6 @@
 """`arena match` reports built while games finish: the streamed document and the incremental
 summary say what the whole list of results says."""
+
 from __future__ import annotations
 
 import io
@@ -34,8 +35,10 @@ def reference_summary(results, names):
                 s["total"] += r.returns[seat]
                 s["wins" if i in top and len(top) == 1 else "draws" if i in top else "losses"] += 1
                 s["forfeits"] += bool(r.forfeit and r.forfeit.player == seat)
-    return {n: {**{k: v for k, v in s.items() if k != "total"}, "mean_return": s["total"] / max(1, s["games"])}
-            for n, s in out.items()}
+    return {
+        n: {**{k: v for k, v in s.items() if k != "total"}, "mean_return": s["total"] / max(1, s["games"])}
+        for n, s in out.items()
+    }
 
 
 def test_batches_stream_the_same_results_in_game_order():
@@ -43,8 +46,19 @@ def test_batches_stream_the_same_results_in_game_order():
     agents = [arena.load_agent("random", game, label="a"), arena.load_agent("random", game, label="b")]
     whole = play_games(game, agents, num_games=300, seed=5, rotate_seats=True, batch_size=64)
     streamed: list[GameResult] = []
-    assert play_games(game, agents, num_games=300, seed=5, rotate_seats=True, batch_size=64,
-                      on_batch=streamed.extend, collect=False) == []
+    assert (
+        play_games(
+            game,
+            agents,
+            num_games=300,
+            seed=5,
+            rotate_seats=True,
+            batch_size=64,
+            on_batch=streamed.extend,
+            collect=False,
+        )
+        == []
+    )
     assert [(r.index, r.seats, r.returns) for r in streamed] == [(r.index, r.seats, r.returns) for r in whole]
     assert summarize(streamed, ["a", "b"]) == reference_summary(whole, ["a", "b"])
 
@@ -73,8 +87,10 @@ def test_records_are_what_json_dumps_would_write(returns):
     writer.add([bad])
     writer.close({"x": {"games": 2}})
     doc = json.loads(stream.getvalue())
-    expected = [{"index": r.index, "seats": r.seats, "returns": r.returns,
-                 "forfeit": r.forfeit.__dict__ if r.forfeit else None} for r in (ok, bad)]
+    expected = [
+        {"index": r.index, "seats": r.seats, "returns": r.returns, "forfeit": r.forfeit.__dict__ if r.forfeit else None}
+        for r in (ok, bad)
+    ]
     assert json.dumps(doc["results"]) == json.dumps(expected)
     assert doc["agents"] == {"x": {"games": 2}} and doc["games"] == 2
     assert len(stream.getvalue().splitlines()) >= 3  # one line per game
@@ -94,8 +110,23 @@ def test_cli_streams_forfeits_and_writes_the_same_file(tmp_path, capsys, fresh_r
 
     get_registry().register(_IllegalPlugin(), "illegal_for_test_plugin")
     out = tmp_path / "m.json"
-    assert main(["match", "--game", "kuhn_poker", "--agents", "illegal_for_test", "random", "--games", "7",
-                 "--json", f"out={out}"]) == 0
+    assert (
+        main(
+            [
+                "match",
+                "--game",
+                "kuhn_poker",
+                "--agents",
+                "illegal_for_test",
+                "random",
+                "--games",
+                "7",
+                "--json",
+                f"out={out}",
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(out.read_text())
     assert len(printed["results"]) == 7 and all(r["forfeit"]["agent"] == "illegal_for_test" for r in printed["results"])

@@ -1,6 +1,7 @@
 """Monopoly Deal agents and people: the heuristic's margin over random, the intent abstraction
 and its MCCFR agent (solve, save, load, play legally), the LLM agent through the generic prompt
 with a tiny local model, a person in the terminal (``arena play``), and the bench."""
+
 from __future__ import annotations
 
 import json
@@ -89,9 +90,25 @@ def test_mccfr_agent_solves_saves_loads_and_plays(tmp_path):
 
 
 def test_arena_solve_writes_an_intent_policy(tmp_path, subprocess_env):
-    run = subprocess.run(arena_cmd() + ["solve", "--game", "monopoly_deal_intents", "--algo", "os-mccfr",
-                                        "--iterations", "50", "--out", str(tmp_path), "--json"],
-                         env=subprocess_env, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        arena_cmd()
+        + [
+            "solve",
+            "--game",
+            "monopoly_deal_intents",
+            "--algo",
+            "os-mccfr",
+            "--iterations",
+            "50",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ],
+        env=subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     data = json.loads((tmp_path / "policy.json").read_text())
     assert data["game"] == "monopoly_deal_intents" and len(data["policy"]) > 5
@@ -104,8 +121,7 @@ def test_llm_agent_plays_through_the_generic_prompt_with_a_tiny_model():
 
     game = arena.load_game("monopoly_deal(max_turns=1)")
     llm = arena.load_agent({"name": "llm", "model": str(tiny_model_dir()), "mode": "scored"}, game)
-    results = arena.play(game, [llm, arena.load_agent("monopoly_deal_heuristic", game)], games=1, seed=2,
-                         record=True)
+    results = arena.play(game, [llm, arena.load_agent("monopoly_deal_heuristic", game)], games=1, seed=2, record=True)
     assert results[0].forfeit is None
     steps = [s for s in results[0].trajectory.steps if s.player == 0]
     assert steps and all(s.action in s.observation.legal_actions for s in steps)
@@ -115,8 +131,17 @@ def test_llm_agent_plays_through_the_generic_prompt_with_a_tiny_model():
 
 
 def test_person_plays_in_the_terminal(subprocess_env):
-    cmd = arena_cmd() + ["play", "--game", "monopoly_deal(max_turns=6)", "--opponent", "monopoly_deal_heuristic",
-                         "--seat", "0", "--seed", "3"]
+    cmd = arena_cmd() + [
+        "play",
+        "--game",
+        "monopoly_deal(max_turns=6)",
+        "--opponent",
+        "monopoly_deal_heuristic",
+        "--seat",
+        "0",
+        "--seed",
+        "3",
+    ]
     child = pexpect.spawn(cmd[0], cmd[1:], env=subprocess_env, encoding="utf-8", timeout=60)
     seen = []
     try:
@@ -138,24 +163,47 @@ def test_person_plays_in_the_terminal(subprocess_env):
 
 
 def test_bench_runs_and_reports_the_baseline(subprocess_env):
-    run = subprocess.run(arena_cmd() + ["bench", "monopoly-deal", "--games", "30", "--baseline-games", "10",
-                                        "--repeats", "1", "--json"],
-                         env=subprocess_env, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        arena_cmd() + ["bench", "monopoly-deal", "--games", "30", "--baseline-games", "10", "--repeats", "1", "--json"],
+        env=subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
     assert data["forfeits"] == 0 and data["speedup_vs_aec_loop"] > 0 and len(data["load_at_start"]) == 3
-    bad = subprocess.run(arena_cmd() + ["bench", "monopoly-deal", "--games", "0"], env=subprocess_env,
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        arena_cmd() + ["bench", "monopoly-deal", "--games", "0"],
+        env=subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "--games" in bad.stderr and "Traceback" not in bad.stderr
 
 
-PREFERENCE = ("play ", "charge ", "build ", "take ", "give ", "bank ", "pay ", "accept", "discard ", "move ",
-              "Just Say No", "end turn")
+PREFERENCE = (
+    "play ",
+    "charge ",
+    "build ",
+    "take ",
+    "give ",
+    "bank ",
+    "pay ",
+    "accept",
+    "discard ",
+    "move ",
+    "Just Say No",
+    "end turn",
+)
 
 
 def pick(labels: list[str]) -> str:
     """A simple clicking policy: lay cards and charge rent first, end the turn last."""
-    return min(labels, key=lambda lbl: next(i for i, p in enumerate(PREFERENCE) if lbl.startswith(p) or p == "end turn"))
+    return min(
+        labels, key=lambda lbl: next(i for i, p in enumerate(PREFERENCE) if lbl.startswith(p) or p == "end turn")
+    )
 
 
 def test_browser_plays_a_whole_game_against_the_heuristic_by_clicking(tmp_path, subprocess_env):
@@ -170,8 +218,21 @@ def test_browser_plays_a_whole_game_against_the_heuristic_by_clicking(tmp_path, 
     from conftest import REPO
 
     run = tmp_path / "run"
-    host = HostProcess(["--game", "monopoly_deal(max_turns=30)", "--seats", "human", "monopoly_deal_heuristic",
-                        "--seed", "11", "--out", str(run)], 2, subprocess_env)
+    host = HostProcess(
+        [
+            "--game",
+            "monopoly_deal(max_turns=30)",
+            "--seats",
+            "human",
+            "monopoly_deal_heuristic",
+            "--seed",
+            "11",
+            "--out",
+            str(run),
+        ],
+        2,
+        subprocess_env,
+    )
     shot = REPO / "test-artifacts" / "host_browser_monopoly_deal.png"
     shot.parent.mkdir(exist_ok=True)
     clicks, errors, boards = 0, [], []
@@ -206,7 +267,8 @@ def test_browser_plays_a_whole_game_against_the_heuristic_by_clicking(tmp_path, 
     assert outcome == shown_outcome(record.returns, 0)
     assert clicks > 10 and not errors, errors
     assert any("Your hand (" in b and "Player 1 (hand" in b for b in boards)  # the readable board
-    assert any("Pending: " in b and "Pay one card at a time" in b for b in boards) or \
-        any("Answer: Just Say No" in b for b in boards)  # a demand was made of the person
+    assert any("Pending: " in b and "Pay one card at a time" in b for b in boards) or any(
+        "Answer: Just Say No" in b for b in boards
+    )  # a demand was made of the person
     transcript = (run / record.transcript).read_text()
     assert "player 0 (human): " in transcript and ("wins" in transcript or "draw" in transcript)

@@ -1,6 +1,7 @@
 """Monopoly Deal rules, written from the rulebook: scripted positions with known outcomes for every
 action card, Just Say No chains, payment (sets broken, wilds moved), the hand limit, sets with
 wilds, buildings, the reshuffle, the turn limit; plus invariants over random play."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,16 @@ def K(name: str) -> int:
     return kind(name).id
 
 
-def position(variant: str = "retail", players: int = 2, hands=None, props=None, banks=None, player: int = 0,
-             plays: int | None = None, **params):
+def position(
+    variant: str = "retail",
+    players: int = 2,
+    hands=None,
+    props=None,
+    banks=None,
+    player: int = 0,
+    plays: int | None = None,
+    **params,
+):
     """A state at ``player``'s play phase with the given cards (taken from the draw pile)."""
     s = MonopolyDealGame(variant=variant, players=players, **params).new_initial_state()
     s.drawing, s.phase, s.turn, s.player = [], "play", 1, player
@@ -120,8 +129,12 @@ def test_moving_a_wild_is_free_once_per_card_per_turn():
 
 # -- rent, Just Say No chains, payment -------------------------------------------------------------
 def test_rent_charges_every_other_player_who_pays_one_card_at_a_time_without_change():
-    s = position(players=3, hands={0: ["Rent Red/Yellow", "$1M"]}, props={0: {"Red": ["Red", "Red"]}},
-                 banks={1: ["$1M", "$5M"], 2: ["$2M"]})
+    s = position(
+        players=3,
+        hands={0: ["Rent Red/Yellow", "$1M"]},
+        props={0: {"Red": ["Red", "Red"]}},
+        banks={1: ["$1M", "$5M"], 2: ["$2M"]},
+    )
     do(s, "charge Red rent $3M to everyone (Rent Red/Yellow)")
     assert s.phase == "respond" and s.current_player() == 1 and s.legal_actions() == [s.layout.ids[("accept",)]]
     assert "Pending: player 0 demands $3M rent (Red) from you." in s.observation_text(1)
@@ -138,8 +151,9 @@ def test_rent_charges_every_other_player_who_pays_one_card_at_a_time_without_cha
 
 
 def test_just_say_no_chain_alternates_and_the_last_no_decides():
-    s = position(hands={0: ["Debt Collector", "Just Say No", "$1M"], 1: ["Just Say No", "Just Say No"]},
-                 banks={1: ["$5M"]})
+    s = position(
+        hands={0: ["Debt Collector", "Just Say No", "$1M"], 1: ["Just Say No", "Just Say No"]}, banks={1: ["$5M"]}
+    )
     do(s, "play Debt Collector on player 1 ($5M)", ("jsn",))
     assert s.current_player() == 0 and s.jsn_count == 1  # the initiator may answer back
     assert s.action_label(0, s.layout.ids[("accept",)]) == "accept the Just Say No"
@@ -161,21 +175,32 @@ def test_a_countered_no_makes_the_target_pay():
 
 
 def test_paper_variant_just_say_no_cannot_be_countered():
-    s = position("paper", hands={0: ["Rent Green", "Just Say No", "$1M"], 1: ["Just Say No"]},
-                 props={0: {"Green": ["Green"]}}, banks={1: ["$3M"]})
+    s = position(
+        "paper",
+        hands={0: ["Rent Green", "Just Say No", "$1M"], 1: ["Just Say No"]},
+        props={0: {"Green": ["Green"]}},
+        banks={1: ["$3M"]},
+    )
     do(s, "charge Green rent $2M to player 1 (Rent Green)", ("jsn",))
     assert s.phase == "play" and s.current_player() == 0 and s.bank_value(1) == 3
 
 
 def test_paying_with_property_breaks_the_set_and_moves_the_wild():
-    s = position(hands={0: ["Debt Collector", "$1M"]},
-                 props={0: {"Light Blue": ["Light Blue", "Light Blue"]},
-                        1: {"Brown": ["Brown", "Wild Light Blue/Brown", "House"]}})
+    s = position(
+        hands={0: ["Debt Collector", "$1M"]},
+        props={
+            0: {"Light Blue": ["Light Blue", "Light Blue"]},
+            1: {"Brown": ["Brown", "Wild Light Blue/Brown", "House"]},
+        },
+    )
     assert s.is_complete(1, C["Brown"]) and s.rent(1, C["Brown"]) == 2 + 3
     do(s, "play Debt Collector on player 1 ($5M)", ("accept",))
     assert s.phase == "pay"
     labels = [s.action_label(1, a) for a in s.legal_actions()]
-    assert "pay with the House on Brown ($3M)" in labels and "pay with Wild Light Blue/Brown (as Brown) from your table ($1M)" in labels
+    assert (
+        "pay with the House on Brown ($3M)" in labels
+        and "pay with Wild Light Blue/Brown (as Brown) from your table ($1M)" in labels
+    )
     do(s, "pay with Wild Light Blue/Brown (as Brown) from your table ($1M)")
     # the set is broken: its House goes to the owner's bank; the wild completes the creditor's Light Blue
     assert not s.is_complete(1, C["Brown"]) and not s.house[1][C["Brown"]] and s.banks[1][K("House")] == 1
@@ -193,8 +218,11 @@ def test_paper_variant_property_paid_goes_to_the_creditors_bank():
 
 
 def test_double_the_rent_doubles_per_card_and_counts_as_plays():
-    s = position(hands={0: ["Rent (any colour)", "Double The Rent", "Double The Rent"]},
-                 props={0: {"Green": ["Green", "Green"]}}, banks={1: ["$10M"]})
+    s = position(
+        hands={0: ["Rent (any colour)", "Double The Rent", "Double The Rent"]},
+        props={0: {"Green": ["Green", "Green"]}},
+        banks={1: ["$10M"]},
+    )
     labels = [s.action_label(0, a) for a in s.legal_actions()]
     assert "charge Green rent $4M to player 1 (Rent (any colour))" in labels
     assert "charge Green rent $16M to player 1 (Rent (any colour) + 2 Double The Rent)" in labels
@@ -210,15 +238,26 @@ def test_debt_collector_birthday_and_pass_go():
     s.apply_action(K("$1M"))
     s.apply_action(K("$1M"))
     assert s.current_player() == 0 and s.plays_left == 2 and s.hand_size[0] == 3
-    do(s, "play It's My Birthday (every other player pays you $2M)", ("accept",), ("paybank", 3),
-       ("accept",), ("paybank", 1), ("paybank", 1))
+    do(
+        s,
+        "play It's My Birthday (every other player pays you $2M)",
+        ("accept",),
+        ("paybank", 3),
+        ("accept",),
+        ("paybank", 1),
+        ("paybank", 1),
+    )
     assert s.bank_value(0) == 5 and s.phase == "play"
 
 
 def test_sly_deal_takes_a_loose_property_never_from_a_complete_set_and_jsn_stops_it():
-    s = position(hands={0: ["Sly Deal", "Sly Deal", "$1M"], 1: ["Just Say No"]},
-                 props={0: {"Orange": ["Orange", "Orange"]},
-                        1: {"Dark Blue": ["Dark Blue", "Dark Blue"], "Orange": ["Wild Pink/Orange"]}})
+    s = position(
+        hands={0: ["Sly Deal", "Sly Deal", "$1M"], 1: ["Just Say No"]},
+        props={
+            0: {"Orange": ["Orange", "Orange"]},
+            1: {"Dark Blue": ["Dark Blue", "Dark Blue"], "Orange": ["Wild Pink/Orange"]},
+        },
+    )
     do(s, "play Sly Deal on player 1")
     assert s.phase == "take"
     assert [s.action_label(0, a) for a in s.legal_actions()] == ["take Wild Pink/Orange (as Orange)"]
@@ -229,8 +268,10 @@ def test_sly_deal_takes_a_loose_property_never_from_a_complete_set_and_jsn_stops
 
 
 def test_forced_deal_swaps_loose_properties():
-    s = position(hands={0: ["Forced Deal"]}, props={0: {"Green": ["Green", "Green"], "Brown": ["Brown"]},
-                                                    1: {"Green": ["Green"], "Utility": ["Utility"]}})
+    s = position(
+        hands={0: ["Forced Deal"]},
+        props={0: {"Green": ["Green", "Green"], "Brown": ["Brown"]}, 1: {"Green": ["Green"], "Utility": ["Utility"]}},
+    )
     do(s, "play Forced Deal on player 1", "take Green", "give Brown")
     assert s.action_label(1, s.layout.ids[("accept",)]) == "accept (swap your Green for Brown)"
     do(s, ("accept",))
@@ -238,20 +279,26 @@ def test_forced_deal_swaps_loose_properties():
 
 
 def test_deal_breaker_takes_a_complete_set_with_its_buildings():
-    s = position(hands={0: ["Deal Breaker"]},
-                 props={1: {"Dark Blue": ["Dark Blue", "Dark Blue", "House", "Hotel"], "Red": ["Red"]}})
+    s = position(
+        hands={0: ["Deal Breaker"]},
+        props={1: {"Dark Blue": ["Dark Blue", "Dark Blue", "House", "Hotel"], "Red": ["Red"]}},
+    )
     assert s.rent(1, C["Dark Blue"]) == 8 + 3 + 4
-    assert [s.action_label(0, a) for a in s.legal_actions() if "play Deal Breaker" in s.action_label(0, a)] == \
-        ["play Deal Breaker on player 1's Dark Blue set"]
+    assert [s.action_label(0, a) for a in s.legal_actions() if "play Deal Breaker" in s.action_label(0, a)] == [
+        "play Deal Breaker on player 1's Dark Blue set"
+    ]
     do(s, "play Deal Breaker on player 1's Dark Blue set", "accept (lose your Dark Blue set)")
-    assert s.props[0][C["Dark Blue"]] == [K("Dark Blue")] * 2 and s.house[0][C["Dark Blue"]] and s.hotel[0][C["Dark Blue"]]
+    assert (
+        s.props[0][C["Dark Blue"]] == [K("Dark Blue")] * 2 and s.house[0][C["Dark Blue"]] and s.hotel[0][C["Dark Blue"]]
+    )
     assert s.props[1][C["Dark Blue"]] == [] and not s.house[1][C["Dark Blue"]]
 
 
 def test_houses_and_hotels_only_on_complete_sets_never_railroad_or_utility():
-    s = position(hands={0: ["House", "House", "Hotel"]},
-                 props={0: {"Utility": ["Utility", "Utility"], "Green": ["Green", "Green"],
-                            "Brown": ["Brown", "Brown"]}})
+    s = position(
+        hands={0: ["House", "House", "Hotel"]},
+        props={0: {"Utility": ["Utility", "Utility"], "Green": ["Green", "Green"], "Brown": ["Brown", "Brown"]}},
+    )
     labels = [s.action_label(0, a) for a in s.legal_actions()]
     assert "build a House on Brown" in labels and "build a House on Green" not in labels
     assert "build a House on Utility" not in labels and not any("build a Hotel" in x for x in labels)
@@ -263,8 +310,10 @@ def test_houses_and_hotels_only_on_complete_sets_never_railroad_or_utility():
 
 # -- sets, hand limit, reshuffle, winning, limits -------------------------------------------------------
 def test_sets_with_wilds_and_the_any_colour_wild_alone():
-    s = position(hands={0: ["Wild Red/Yellow", "$1M"]},
-                 props={0: {"Red": ["Red", "Red"]}, 1: {"Brown": ["Wild (any colour)", "Wild (any colour)"]}})
+    s = position(
+        hands={0: ["Wild Red/Yellow", "$1M"]},
+        props={0: {"Red": ["Red", "Red"]}, 1: {"Brown": ["Wild (any colour)", "Wild (any colour)"]}},
+    )
     assert not s.is_complete(1, C["Brown"]) and s.rent(1, C["Brown"]) == 0  # two any-colour wilds make no set
     do(s, "play Wild Red/Yellow as Red")
     assert s.is_complete(0, C["Red"]) and s.complete_sets(0) == 1
@@ -277,8 +326,17 @@ def test_sets_with_wilds_and_the_any_colour_wild_alone():
 
 
 def test_third_complete_set_of_different_colours_wins_at_once():
-    s = position(hands={0: ["Utility", "Brown"]}, props={0: {"Brown": ["Brown"], "Dark Blue": ["Dark Blue"] * 2,
-                                                              "Utility": ["Utility"], "Green": ["Green"] * 3 + ["Wild Green/Railroad"]}})
+    s = position(
+        hands={0: ["Utility", "Brown"]},
+        props={
+            0: {
+                "Brown": ["Brown"],
+                "Dark Blue": ["Dark Blue"] * 2,
+                "Utility": ["Utility"],
+                "Green": ["Green"] * 3 + ["Wild Green/Railroad"],
+            }
+        },
+    )
     assert s.complete_sets(0) == 2  # extra Greens beyond a set still count once
     do(s, "play Brown")
     assert s.complete_sets(0) == 3 and s.is_terminal() and s.returns() == [1.0, -1.0]
@@ -321,17 +379,26 @@ def test_illegal_moves_and_bad_parameters_are_one_clear_error():
         s.apply_action(s.layout.ids[("jsn",)])
     with pytest.raises(IllegalActionError, match="action ids"):
         s.apply_action("bank")
-    for params, fragment in (({"players": 6}, "'players' must be between 2 and 5"),
-                             ({"variant": "junior"}, "'variant' must be one of retail, paper"),
-                             ({"variant": "paper", "players": 3}, "must be 2 for variant=paper"),
-                             ({"max_turns": 0}, "'max_turns' must be a positive integer")):
+    for params, fragment in (
+        ({"players": 6}, "'players' must be between 2 and 5"),
+        ({"variant": "junior"}, "'variant' must be one of retail, paper"),
+        ({"variant": "paper", "players": 3}, "must be 2 for variant=paper"),
+        ({"max_turns": 0}, "'max_turns' must be a positive integer"),
+    ):
         with pytest.raises(ArenaError, match=fragment):
             MonopolyDealGame(**params)
 
 
 # -- invariants over random play -------------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["monopoly_deal", "monopoly_deal(players=4)", "monopoly_deal(players=5,max_turns=60)",
-                                  "monopoly_deal(variant=paper)"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "monopoly_deal",
+        "monopoly_deal(players=4)",
+        "monopoly_deal(players=5,max_turns=60)",
+        "monopoly_deal(variant=paper)",
+    ],
+)
 def test_random_play_keeps_every_card_and_the_turn_structure(name):
     game = arena.load_game(name)
     rng = np.random.default_rng(5)

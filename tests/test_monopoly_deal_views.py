@@ -1,6 +1,7 @@
 """Monopoly Deal hidden information and faces: no player's view (text, info-state key, tensor)
 depends on another player's hand or on the draw pile; the tensor decodes back to the state; the
 PettingZoo face passes ``api_test`` for every variant; the BORG facts are in every view."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -104,16 +105,35 @@ def test_tensor_decodes_to_the_players_knowledge(name):
             p = s.current_player()
             a = PlayerView(s.observation_tensor(p), s.cfg.variant, s.n, p)
             b = PlayerView.from_state(s, p)
-            for field in ("phase", "plays_left", "hand", "discard", "banks", "hand_size", "turn_player", "effect",
-                          "owed", "amount", "jsn_count", "by", "target", "take", "give", "colour", "house", "hotel"):
+            for field in (
+                "phase",
+                "plays_left",
+                "hand",
+                "discard",
+                "banks",
+                "hand_size",
+                "turn_player",
+                "effect",
+                "owed",
+                "amount",
+                "jsn_count",
+                "by",
+                "target",
+                "take",
+                "give",
+                "colour",
+                "house",
+                "hotel",
+            ):
                 assert getattr(a, field) == getattr(b, field), field
             assert [[sorted(x) for x in q] for q in a.props] == [[sorted(x) for x in q] for q in b.props]
             legal = s.legal_actions()
             s.apply_action(legal[rng.integers(len(legal))])
 
 
-@pytest.mark.parametrize("name", ["monopoly_deal(players=4)", "monopoly_deal(variant=paper)",
-                                  "monopoly_deal(players=5,max_turns=40)"])
+@pytest.mark.parametrize(
+    "name", ["monopoly_deal(players=4)", "monopoly_deal(variant=paper)", "monopoly_deal(players=5,max_turns=40)"]
+)
 def test_pettingzoo_api_for_variants(name):
     api_test(arena.make_env(name), num_cycles=1000)
 

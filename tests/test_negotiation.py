@@ -1,6 +1,7 @@
 """Deal or No Deal: chance and values per the rules, hypothesis properties (offers stay in the
 pool, utilities match the values), metrics against hand-computed cases, conformance, the
 heuristics' measured ordering, OpenSpiel's bargaining through the adapter, and terminal play."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,8 +14,19 @@ from pettingzoo.test import api_test
 import arena
 from arena.errors import ArenaError
 from arena.game import CHANCE, IllegalActionError
-from arena.games.negotiation import (ACCEPT, OFFER_ID, OFFERS, POOLS, DealOrNoDeal, first_values, max_joint,
-                                     negotiation_metrics, pareto_optimal, read_view, second_values)
+from arena.games.negotiation import (
+    ACCEPT,
+    OFFER_ID,
+    OFFERS,
+    POOLS,
+    DealOrNoDeal,
+    first_values,
+    max_joint,
+    negotiation_metrics,
+    pareto_optimal,
+    read_view,
+    second_values,
+)
 from conftest import arena_cmd
 
 
@@ -112,14 +124,24 @@ def test_random_play_offers_stay_in_pool_and_utilities_match_values(seed, max_tu
 def _result(utilities, pareto, max_joint_, seats=("a", "b")):
     from arena.match import GameResult
 
-    info = {"agreed": sum(utilities) > 0, "utilities": utilities, "joint_utility": sum(utilities),
-            "max_joint_utility": max_joint_, "pareto_optimal": pareto}
+    info = {
+        "agreed": sum(utilities) > 0,
+        "utilities": utilities,
+        "joint_utility": sum(utilities),
+        "max_joint_utility": max_joint_,
+        "pareto_optimal": pareto,
+    }
     return GameResult(0, 0, list(seats), list(utilities), 1, 0.0, info=info)
 
 
 def test_metrics_on_hand_computed_results():
-    m = negotiation_metrics([_result([6.0, 4.0], True, 10), _result([0.0, 0.0], False, 20),
-                             _result([8.0, 8.0], False, 16, seats=("b", "a"))])
+    m = negotiation_metrics(
+        [
+            _result([6.0, 4.0], True, 10),
+            _result([0.0, 0.0], False, 20),
+            _result([8.0, 8.0], False, 16, seats=("b", "a")),
+        ]
+    )
     assert m["agreement_rate"] == pytest.approx(2 / 3)
     assert m["joint_utility"] == pytest.approx((10 + 0 + 16) / 3)
     assert m["joint_fraction_of_max"] == pytest.approx((1.0 + 0 + 1.0) / 3)
@@ -153,8 +175,9 @@ def test_greedy_exploits_fair():
 
 def test_heuristics_speak_with_cheap_talk_and_refuse_other_games():
     game = arena.load_game("deal_or_no_deal(talk=text)")
-    results = arena.play(game, [arena.load_agent("concede", game), arena.load_agent("greedy", game)],
-                         games=20, seed=1, record=True)
+    results = arena.play(
+        game, [arena.load_agent("concede", game), arena.load_agent("greedy", game)], games=20, seed=1, record=True
+    )
     assert not any(r.forfeit for r in results)
     assert any("I propose that I take" in line for line in results[0].info["transcript"])
     with pytest.raises(ArenaError, match="plays only deal_or_no_deal"):

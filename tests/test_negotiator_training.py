@@ -1,6 +1,7 @@
 """Trained negotiators and turn-level credit: Deal or No Deal reports its Pareto metrics as numbers
 the learner metrics average, PPO's ``advantage: trajectory`` ablation gives every decision of a
 seat's game one advantage, and a short ``arena train`` run against ``fair`` tracks the metrics."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -51,9 +52,19 @@ def test_short_dond_training_tracks_pareto_metrics(tmp_path):
     from arena.plugins.trainers.train_command import TrainConfig, train
 
     torch.set_num_threads(1)
-    cfg = load_config(TrainConfig, REPO / "configs" / "social" / "dond_ppo.yaml",
-                      overrides=["iterations=2", "games_per_iter=32", "eval_every=2", "eval_games=20", "quiet=true",
-                                 "eval_opponents=[fair]", f"out={tmp_path / 'dond'}"])
+    cfg = load_config(
+        TrainConfig,
+        REPO / "configs" / "social" / "dond_ppo.yaml",
+        overrides=[
+            "iterations=2",
+            "games_per_iter=32",
+            "eval_every=2",
+            "eval_games=20",
+            "quiet=true",
+            "eval_opponents=[fair]",
+            f"out={tmp_path / 'dond'}",
+        ],
+    )
     out = train(cfg)
     for row in (out["first"], out["final"]):
         assert 0.0 <= row["vs_fair/agreement"] <= 1.0 and 0.0 <= row["vs_fair/pareto"] <= row["vs_fair/agreement"]

@@ -1,6 +1,7 @@
 """The one training loop: the host names no plugin; training rollouts give the same
 trajectories and weights on every executor; observers hear of every stored game; ``arena
 train`` resumes after SIGKILL to the same final numbers."""
+
 from __future__ import annotations
 
 import ast
@@ -37,14 +38,30 @@ def test_host_never_imports_builtin_plugins():
 
 
 def _league(out: Path, kind: str) -> dict:
-    return {"game": "kuhn_poker", "seed": 2, "steps": 3, "out": str(out), "progress": False, "tensorboard": False,
-            "plots": False, "executor": {"kind": kind, "workers": 2, "chunk": 16},
-            "population": [
-                {"label": "random", "agent": "random"},
-                {"label": "ppo", "agent": "neural:hidden=16,seed=1", "role": "learner",
-                 "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}}, "matchmaking": "uniform",
-                 "self_play": 0.5, "games_per_step": 48, "snapshot_every": 3}],
-            "evaluation": {"every": 3, "games": 4, "ratings": {"bootstrap": 0}}}
+    return {
+        "game": "kuhn_poker",
+        "seed": 2,
+        "steps": 3,
+        "out": str(out),
+        "progress": False,
+        "tensorboard": False,
+        "plots": False,
+        "executor": {"kind": kind, "workers": 2, "chunk": 16},
+        "population": [
+            {"label": "random", "agent": "random"},
+            {
+                "label": "ppo",
+                "agent": "neural:hidden=16,seed=1",
+                "role": "learner",
+                "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}},
+                "matchmaking": "uniform",
+                "self_play": 0.5,
+                "games_per_step": 48,
+                "snapshot_every": 3,
+            },
+        ],
+        "evaluation": {"every": 3, "games": 4, "ratings": {"bootstrap": 0}},
+    }
 
 
 @pytest.mark.slow
@@ -60,10 +77,21 @@ def test_training_rollouts_identical_on_every_executor(tmp_path, kind):
     torch.set_num_threads(1)
     for ex in ("inprocess", kind):
         run_league(load_config(LeagueConfig, None, base=_league(tmp_path / f"ppo-{ex}", ex)), quiet=True)
-        cfg = load_config(TrainConfig, REPO / "configs/social/ipd_aa.yaml",
-                          overrides=["iterations=3", "games_per_iter=32", "eval_every=3", "eval_games=16",
-                                     "quiet=true", f"out={tmp_path / f'aa-{ex}'}", f"executor.kind={ex}",
-                                     "executor.workers=2", "executor.chunk=16"])
+        cfg = load_config(
+            TrainConfig,
+            REPO / "configs/social/ipd_aa.yaml",
+            overrides=[
+                "iterations=3",
+                "games_per_iter=32",
+                "eval_every=3",
+                "eval_games=16",
+                "quiet=true",
+                f"out={tmp_path / f'aa-{ex}'}",
+                f"executor.kind={ex}",
+                "executor.workers=2",
+                "executor.chunk=16",
+            ],
+        )
         train(cfg)
     for run, learners in (("ppo", ["ppo"]), ("aa", ["learner_0", "learner_1"])):
         a, b = tmp_path / f"{run}-inprocess", tmp_path / f"{run}-{kind}"
@@ -74,9 +102,13 @@ def test_training_rollouts_identical_on_every_executor(tmp_path, kind):
             wb = torch.load(b / "checkpoints" / step / "learners" / lbl / "weights.pt", weights_only=True)
             assert all(torch.equal(wa[k], wb[k]) for k in wa), (run, lbl)
     assert json.loads((tmp_path / "aa-inprocess" / "results.json").read_text())["final"] == pytest.approx(
-        {k: v for k, v in json.loads((tmp_path / f"aa-{kind}" / "results.json").read_text())["final"].items()
-         if k != "seconds"} | {"seconds": json.loads((tmp_path / "aa-inprocess" / "results.json").read_text())
-                               ["final"]["seconds"]})
+        {
+            k: v
+            for k, v in json.loads((tmp_path / f"aa-{kind}" / "results.json").read_text())["final"].items()
+            if k != "seconds"
+        }
+        | {"seconds": json.loads((tmp_path / "aa-inprocess" / "results.json").read_text())["final"]["seconds"]}
+    )
 
 
 class Counter:
@@ -123,27 +155,65 @@ def test_observer_plugin_hears_every_stored_game(tmp_path, fresh_registry, capsy
 
     assert main(["match", "--game", "kuhn_poker", "--agents", "random", "random", "--games", "30", "--json"]) == 0
     assert counter.games["match"] == 30
-    run_tournament(load_config(TournamentConfig, None, base={
-        "game": "kuhn_poker", "agents": ["random", "cfr:iterations=20"], "format": {"kind": "round_robin", "games": 5},
-        "out": str(tmp_path / "t"), "progress": False, "plots": False}), quiet=True)
+    run_tournament(
+        load_config(
+            TournamentConfig,
+            None,
+            base={
+                "game": "kuhn_poker",
+                "agents": ["random", "cfr:iterations=20"],
+                "format": {"kind": "round_robin", "games": 5},
+                "out": str(tmp_path / "t"),
+                "progress": False,
+                "plots": False,
+            },
+        ),
+        quiet=True,
+    )
     assert counter.games["tournament"] == _count(tmp_path / "t" / "arena.sqlite") == 10
     run_league(load_config(LeagueConfig, None, base=_league(tmp_path / "l", "inprocess")), quiet=True)
     stored = sum(_count(tmp_path / "l" / s / "arena.sqlite") for s in (".", "train", "metrics"))
     assert counter.games["league"] == stored and counter.steps["league"] == 3
-    train(load_config(TrainConfig, REPO / "configs/social/ipd_reinforce.yaml",
-                      overrides=["iterations=2", "games_per_iter=8", "eval_every=2", "eval_games=4", "quiet=true",
-                                 f"out={tmp_path / 'tr'}"]))
+    train(
+        load_config(
+            TrainConfig,
+            REPO / "configs/social/ipd_reinforce.yaml",
+            overrides=[
+                "iterations=2",
+                "games_per_iter=8",
+                "eval_every=2",
+                "eval_games=4",
+                "quiet=true",
+                f"out={tmp_path / 'tr'}",
+            ],
+        )
+    )
     stored = sum(_count(tmp_path / "tr" / s / "arena.sqlite") for s in (".", "train", "metrics"))
     assert counter.games["train"] == stored == 2 * 8 + 2 * 4 * 4 and counter.steps["train"] == 2
     from arena.plugins.trainers.llm.driver import LLMTrainConfig
     from arena.plugins.trainers.llm.driver import train as llm_train
     from arena.tools.tiny_model import tiny_model_dir
 
-    llm_train(load_config(LLMTrainConfig, None, base={
-        "game": "kuhn_poker", "model": {"dir": str(tiny_model_dir(1))}, "agent": {"temperature": 16},
-        "iterations": 2, "games_per_iter": 8, "eval_every": 2, "out": str(tmp_path / "llm")}))
-    stored = sum(_count(tmp_path / "llm" / s / "arena.sqlite") for s in (".", "train", "metrics")
-                 if (tmp_path / "llm" / s / "arena.sqlite").exists())
+    llm_train(
+        load_config(
+            LLMTrainConfig,
+            None,
+            base={
+                "game": "kuhn_poker",
+                "model": {"dir": str(tiny_model_dir(1))},
+                "agent": {"temperature": 16},
+                "iterations": 2,
+                "games_per_iter": 8,
+                "eval_every": 2,
+                "out": str(tmp_path / "llm"),
+            },
+        )
+    )
+    stored = sum(
+        _count(tmp_path / "llm" / s / "arena.sqlite")
+        for s in (".", "train", "metrics")
+        if (tmp_path / "llm" / s / "arena.sqlite").exists()
+    )
     assert counter.games["llm-train"] == stored >= 2 * 8 and counter.steps["llm-train"] == 2
 
     from arena.tools.host.client import JoinClient
@@ -158,10 +228,22 @@ def test_observer_plugin_hears_every_stored_game(tmp_path, fresh_registry, capsy
 
 @pytest.mark.slow
 def test_arena_train_killed_with_sigkill_resumes_to_the_same_numbers(tmp_path, subprocess_env):
-    args = ["train", str(REPO / "configs/social/ipd_aa.yaml"), "iterations=6", "games_per_iter=32",
-            "eval_every=3", "eval_games=16", "quiet=true"]
-    clean = subprocess.run(arena_cmd() + args + [f"out={tmp_path / 'clean'}"], capture_output=True, text=True,
-                           env=subprocess_env, timeout=300)
+    args = [
+        "train",
+        str(REPO / "configs/social/ipd_aa.yaml"),
+        "iterations=6",
+        "games_per_iter=32",
+        "eval_every=3",
+        "eval_games=16",
+        "quiet=true",
+    ]
+    clean = subprocess.run(
+        arena_cmd() + args + [f"out={tmp_path / 'clean'}"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env,
+        timeout=300,
+    )
     assert clean.returncode == 0, clean.stderr[-2000:]
     crash = arena_cmd() + args + [f"out={tmp_path / 'crash'}"]
     proc = subprocess.Popen(crash, env=subprocess_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -214,11 +296,18 @@ def test_arena_llm_train_killed_with_sigkill_resumes_to_the_same_numbers(tmp_pat
     from arena.tools.tiny_model import tiny_model_dir
 
     cfg = tmp_path / "c.yaml"
-    cfg.write_text(f"game: kuhn_poker\nmodel: {{dir: {tiny_model_dir(1)}}}\nagent: {{temperature: 16}}\n"
-                   "iterations: 3\ngames_per_iter: 8\neval_every: 3\n")
+    cfg.write_text(
+        f"game: kuhn_poker\nmodel: {{dir: {tiny_model_dir(1)}}}\nagent: {{temperature: 16}}\n"
+        "iterations: 3\ngames_per_iter: 8\neval_every: 3\n"
+    )
     args = ["llm-train", str(cfg)]
-    clean = subprocess.run(arena_cmd() + args + [f"out={tmp_path / 'clean'}"], capture_output=True, text=True,
-                           env=subprocess_env, timeout=300)
+    clean = subprocess.run(
+        arena_cmd() + args + [f"out={tmp_path / 'clean'}"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env,
+        timeout=300,
+    )
     assert clean.returncode == 0, clean.stderr[-2000:]
     crash = arena_cmd() + args + [f"out={tmp_path / 'crash'}"]
     proc = subprocess.Popen(crash, env=subprocess_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

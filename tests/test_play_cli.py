@@ -1,4 +1,5 @@
 """``arena play`` driven through a real pseudo-terminal by a scripted person."""
+
 from __future__ import annotations
 
 import pexpect

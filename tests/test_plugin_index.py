@@ -1,5 +1,6 @@
 """The lazy registry: plugins are imported only when one of their names is used, and the index
 that makes this possible never hides a change (new, edited, broken or conflicting plugins)."""
+
 from __future__ import annotations
 
 import importlib.metadata as md
@@ -13,7 +14,7 @@ import pytest
 from arena import registry
 from arena.errors import PluginError
 
-PLUGIN = '''
+PLUGIN = """
 import arena
 from arena.agent import AgentEntry
 from arena.cli_api import Command
@@ -26,7 +27,7 @@ def arena_agents():
 @arena.hookimpl
 def arena_commands():
     return [Command({command!r}, "help of " + {command!r}, lambda p: None, lambda a: 0)]
-'''
+"""
 
 
 @pytest.fixture
@@ -34,8 +35,11 @@ def plugins(tmp_path, monkeypatch):
     """Two plugin modules on sys.path, declared as entry points; an index in tmp_path."""
     monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_entry_points",
-                        lambda: [md.EntryPoint("pa", "idx_plug_a", "arena"), md.EntryPoint("pb", "idx_plug_b", "arena")])
+    monkeypatch.setattr(
+        registry,
+        "_entry_points",
+        lambda: [md.EntryPoint("pa", "idx_plug_a", "arena"), md.EntryPoint("pb", "idx_plug_b", "arena")],
+    )
 
     def write(module: str, names: list[str], command: str) -> None:
         path = tmp_path / f"{module}.py"
@@ -142,13 +146,16 @@ def test_installing_a_package_elsewhere_invalidates_the_index(plugins, tmp_path,
 
 def test_firing_an_event_imports_only_the_observers(plugins, tmp_path):
     """``registry.hook`` imports the plugins the index says implement an event hook, no others."""
-    (tmp_path / "idx_plug_b.py").write_text((tmp_path / "idx_plug_b.py").read_text() + textwrap.dedent('''
+    (tmp_path / "idx_plug_b.py").write_text(
+        (tmp_path / "idx_plug_b.py").read_text()
+        + textwrap.dedent("""
         SEEN = []
 
         @arena.hookimpl
         def arena_run_finished(run, summary):
             SEEN.append(run["kind"])
-    '''))
+    """)
+    )
     fresh()  # builds the index
     reg = fresh()
     assert "idx_plug_a" not in sys.modules and "idx_plug_b" not in sys.modules

@@ -1,5 +1,6 @@
 """Short fixed-seed IPD runs: which way do naive PPO and Advantage Alignment learn? Plus the
 neural agent's contract (reproducible sampling, log-probs, checkpoints) and ``arena train``."""
+
 from __future__ import annotations
 
 import json
@@ -18,13 +19,20 @@ from arena.plugins.trainers.train_command import TrainConfig, train  # noqa: E40
 
 from conftest import REPO, arena_cmd  # noqa: E402
 
-SHORT = ["iterations=8", "games_per_iter=64", "eval_every=8", "eval_games=100", "quiet=true",
-         "eval_opponents=[always_defect]"]
+SHORT = [
+    "iterations=8",
+    "games_per_iter=64",
+    "eval_every=8",
+    "eval_games=100",
+    "quiet=true",
+    "eval_opponents=[always_defect]",
+]
 
 
 def _run(config: str, tmp_path: Path, extra=()) -> dict:
-    cfg = load_config(TrainConfig, REPO / "configs" / "social" / config,
-                      overrides=SHORT + [f"out={tmp_path / config}"] + list(extra))
+    cfg = load_config(
+        TrainConfig, REPO / "configs" / "social" / config, overrides=SHORT + [f"out={tmp_path / config}"] + list(extra)
+    )
     return train(cfg)
 
 
@@ -70,8 +78,15 @@ def test_neural_agent_samples_reproducibly_and_reports_log_probs(tmp_path):
 
 def test_arena_train_cli_writes_a_run(tmp_path, subprocess_env):
     out = tmp_path / "run"
-    cmd = arena_cmd() + ["train", str(REPO / "configs/social/ipd_reinforce.yaml"), "iterations=2", "eval_every=1",
-                         "eval_games=20", "games_per_iter=16", f"out={out}"]
+    cmd = arena_cmd() + [
+        "train",
+        str(REPO / "configs/social/ipd_reinforce.yaml"),
+        "iterations=2",
+        "eval_every=1",
+        "eval_games=20",
+        "games_per_iter=16",
+        f"out={out}",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     final = json.loads((out / "results.json").read_text())
@@ -80,12 +95,15 @@ def test_arena_train_cli_writes_a_run(tmp_path, subprocess_env):
     assert (out / "snapshots" / "learner_1@2" / "arena_agent.json").exists()
 
 
-@pytest.mark.parametrize("args,message", [
-    (["configs/social/ipd_aa.yaml", "params.betta=2"], "has no parameter 'betta'"),
-    (["configs/social/ipd_aa.yaml", "learners=0"], "learners must be >= 1"),
-    (["configs/social/nope.yaml"], "config file not found"),
-    (["configs/social/ipd_aa.yaml", "itterations=3"], "unknown key 'itterations'"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["configs/social/ipd_aa.yaml", "params.betta=2"], "has no parameter 'betta'"),
+        (["configs/social/ipd_aa.yaml", "learners=0"], "learners must be >= 1"),
+        (["configs/social/nope.yaml"], "config file not found"),
+        (["configs/social/ipd_aa.yaml", "itterations=3"], "unknown key 'itterations'"),
+    ],
+)
 def test_arena_train_bad_input_is_one_line(args, message, capsys, monkeypatch):
     from arena.cli import main
 

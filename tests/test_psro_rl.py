@@ -2,6 +2,7 @@
 face (randomness inside the env, no tree). The PPO best response must beat the opponent mixture
 it was trained against; because the same policy also runs on the tree-view Kuhn, its value
 against that mixture is measured exactly too, next to the exact best-response value."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,8 +29,9 @@ class AlwaysBet(PolicyAgent):
 
 def kuhn_without_tree():
     kuhn = load_game("kuhn_poker")
-    return kuhn, from_pettingzoo(lambda: ArenaAECEnv(kuhn), "kuhn_aec", min_utility=-2.0, max_utility=2.0,
-                                 zero_sum=True)
+    return kuhn, from_pettingzoo(
+        lambda: ArenaAECEnv(kuhn), "kuhn_aec", min_utility=-2.0, max_utility=2.0, zero_sum=True
+    )
 
 
 def test_mixture_agent_draws_one_member_per_game():
@@ -49,13 +51,13 @@ def test_ppo_best_response_beats_the_mixture_it_was_trained_against():
     kuhn, aec = kuhn_without_tree()
     assert not aec.spec.tree
     mixture = lambda: MixtureAgent([RandomAgent(), AlwaysBet()], [0.5, 0.5], "mix")  # noqa: E731
-    oracle = RLOracle(aec, seed=0, br_games=1500, br_batch=150, hidden=32,
-                      ppo={"lr": 0.01, "gamma": 1.0, "epochs": 4})
+    oracle = RLOracle(aec, seed=0, br_games=1500, br_batch=150, hidden=32, ppo={"lr": 0.01, "gamma": 1.0, "epochs": 4})
     br, curve = oracle.train_best_response(0, [mixture()], "br", 1)
     # measured on the tree-less game: the trained response against the mixture vs random's
-    sampled = {name: float(np.mean([r.returns[0] for r in play_games(aec, [agent, mixture()], num_games=3000,
-                                                                      seed=123)]))
-               for name, agent in (("br", br), ("random", RandomAgent()))}
+    sampled = {
+        name: float(np.mean([r.returns[0] for r in play_games(aec, [agent, mixture()], num_games=3000, seed=123)]))
+        for name, agent in (("br", br), ("random", RandomAgent()))
+    }
     assert sampled["br"] > 0.12 and sampled["br"] - sampled["random"] > 0.15, (sampled, curve)
     # exact: its value against the mixture on the tree-view Kuhn, below the exact best response
     t = TreeOracle(kuhn)
@@ -71,8 +73,9 @@ def test_ppo_best_response_beats_the_mixture_it_was_trained_against():
 
 def test_psro_with_the_ppo_oracle_runs_on_a_tree_less_game():
     _, aec = kuhn_without_tree()
-    psro = PSRO(aec, "uniform", oracle="ppo",
-                oracle_params={"br_games": 100, "br_batch": 50, "payoff_games": 20, "hidden": 8})
+    psro = PSRO(
+        aec, "uniform", oracle="ppo", oracle_params={"br_games": 100, "br_batch": 50, "payoff_games": 20, "hidden": 8}
+    )
     psro.run(1)
     assert [len(p) for p in psro.pops] == [2, 2] and psro.meta[0].shape == (2, 2)
     assert np.allclose(psro.meta[0] + psro.meta[1], 0.0)  # zero-sum, sampled

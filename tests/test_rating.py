@@ -1,4 +1,5 @@
 """Rating oracles from shared/papers/ranking_league.md §3–4 (numbers recomputed there)."""
+
 import numpy as np
 import pytest
 
@@ -7,8 +8,17 @@ from arena.store import MatchRecord
 
 
 def rec(seats, returns, info=None, i=0):
-    return MatchRecord(id=f"m{i}", pairing="|".join(seats), seed=0, game_index=i, game="g", seats=list(seats),
-                       returns=list(returns), plan_seq=i, info=info or {})
+    return MatchRecord(
+        id=f"m{i}",
+        pairing="|".join(seats),
+        seed=0,
+        game_index=i,
+        game="g",
+        seats=list(seats),
+        returns=list(returns),
+        plan_seq=i,
+        info=info or {},
+    )
 
 
 def test_elo_oracles():
@@ -28,8 +38,9 @@ def test_openskill_1v1_ffa_and_teams():
     ffa = R.openskill([rec(["a", "b", "c", "d"], [3, 2, 1, 0])])
     assert [round(ffa[x][0], 3) for x in "abcd"] == [27.795, 26.553, 24.689, 20.962]
     # 3-v-2 team game reported through GameResult.info (Werewolf style): team 0 wins
-    teams = R.openskill([rec(["v1", "v2", "v3", "w1", "w2"], [0, 0, 0, 0, 0],
-                             {"teams": [[0, 1, 2], [3, 4]], "winner": 0})])
+    teams = R.openskill(
+        [rec(["v1", "v2", "v3", "w1", "w2"], [0, 0, 0, 0, 0], {"teams": [[0, 1, 2], [3, 4]], "winner": 0})]
+    )
     assert teams["v1"][0] == pytest.approx(25.7736, abs=1e-4)
     assert teams["w2"][0] == pytest.approx(24.2264, abs=1e-4)
     # without a winner key the team with the larger summed return ranks first
@@ -78,7 +89,7 @@ def test_nash_averaging_unchanged_by_duplicate():
     p, scores = R.nash_averaging(dup)
     assert p == pytest.approx([1 / 3, 1 / 3, 1 / 6, 1 / 6], abs=1e-5)
     assert scores == pytest.approx([0, 0, 0, 0], abs=1e-6)
-    biased = np.array([[0, -.5, 1], [.5, 0, -1], [-1, 1, 0]])
+    biased = np.array([[0, -0.5, 1], [0.5, 0, -1], [-1, 1, 0]])
     assert R.nash_averaging(biased)[0] == pytest.approx([0.4, 0.4, 0.2], abs=1e-5)
     # contrast: a transitive rating moves when a strategy is copied (note §4: R +91.7, P −91.7)
     recs = []

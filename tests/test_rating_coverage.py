@@ -4,6 +4,7 @@ Games are decided by their deal (the deal's random stream against Elo odds, seat
 same deal), the setting where deals reused across pairings made every pairing's errors move
 together and the game-level bootstrap missed the truth (3 to 9 of 12 agents covered). The full
 study is ``arena bench rating-coverage`` (200 tournaments per format; docs/evaluation.md)."""
+
 import pytest
 
 from arena.tools.bench.rating import coverage_study
@@ -22,11 +23,10 @@ def test_intervals_cover_the_truth_90_to_98_percent(kind, knob):
 def test_no_deal_is_shared_between_pairings():
     planner = Planner("run", 0)
     names = list(STRENGTHS)
-    pairings = [Pairing((a, b), 6) for i, a in enumerate(names) for b in names[i + 1:]]
+    pairings = [Pairing((a, b), 6) for i, a in enumerate(names) for b in names[i + 1 :]]
     deals: dict[int, set[str]] = {}
     for games in planner.plan(0, pairings) + planner.plan(1, pairings[:3]):
         for g in games:
             deals.setdefault(g.deal, set()).add(g.pairing)
     assert all(len(p) == 1 for p in deals.values())
     assert len(deals) == (len(pairings) * 6 + 3 * 6) // 2  # two seat-swapped games per deal
-

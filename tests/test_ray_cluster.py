@@ -12,6 +12,7 @@
 Workers load a tiny test plugin (an agent that SIGKILLs its own worker process) from a
 directory on the cluster's PYTHONPATH.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -95,15 +96,37 @@ def cluster(tmp_path_factory):
     (info / "entry_points.txt").write_text("[arena]\ncrash_agent = crash_agent\n")
     temp = tempfile.mkdtemp(prefix="arena-rc-", dir="/tmp")  # short: Ray's socket paths must fit
     port = _free_port()
-    env = dict(os.environ, RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0",
-               PYTHONPATH=os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ,
+        RAY_AUTH_MODE="disabled",
+        RAY_USAGE_STATS_ENABLED="0",
+        PYTHONPATH=os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")]),
+    )
     ray_bin = str(Path(sys.executable).parent / "ray")
     common = ["--num-cpus=1", f"--temp-dir={temp}", "--disable-usage-stats"]
     try:
-        subprocess.run([ray_bin, "start", "--head", f"--port={port}", "--include-dashboard=false",
-                        '--resources={"node_a": 1}', *common], env=env, check=True, capture_output=True, timeout=120)
-        subprocess.run([ray_bin, "start", f"--address=127.0.0.1:{port}", '--resources={"node_b": 1}', *common],
-                       env=env, check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                ray_bin,
+                "start",
+                "--head",
+                f"--port={port}",
+                "--include-dashboard=false",
+                '--resources={"node_a": 1}',
+                *common,
+            ],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        subprocess.run(
+            [ray_bin, "start", f"--address=127.0.0.1:{port}", '--resources={"node_b": 1}', *common],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         mp = pytest.MonkeyPatch()
         mp.setenv("RAY_AUTH_MODE", "disabled")
         mp.syspath_prepend(str(plugin))
@@ -132,14 +155,33 @@ def cluster(tmp_path_factory):
 
 
 def kuhn(out: Path, executor: dict, steps: int = 3, stale: int = 0, extra: list | None = None) -> dict:
-    return {"game": "kuhn_poker", "seed": 5, "steps": steps, "out": str(out), "max_staleness": stale,
-            "progress": False, "tensorboard": False, "plots": False, "torch_threads": 1, "executor": executor,
-            "population": [
-                {"label": "random", "agent": "random"}, *(extra or []),
-                {"label": "ppo", "agent": "neural:hidden=16,seed=1", "role": "learner",
-                 "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}},
-                 "matchmaking": "pfsp", "self_play": 0.25, "games_per_step": 48, "snapshot_every": 2}],
-            "evaluation": {"every": 2, "games": 4, "ratings": {"bootstrap": 0}}}
+    return {
+        "game": "kuhn_poker",
+        "seed": 5,
+        "steps": steps,
+        "out": str(out),
+        "max_staleness": stale,
+        "progress": False,
+        "tensorboard": False,
+        "plots": False,
+        "torch_threads": 1,
+        "executor": executor,
+        "population": [
+            {"label": "random", "agent": "random"},
+            *(extra or []),
+            {
+                "label": "ppo",
+                "agent": "neural:hidden=16,seed=1",
+                "role": "learner",
+                "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}},
+                "matchmaking": "pfsp",
+                "self_play": 0.25,
+                "games_per_step": 48,
+                "snapshot_every": 2,
+            },
+        ],
+        "evaluation": {"every": 2, "games": 4, "ratings": {"bootstrap": 0}},
+    }
 
 
 def run(cfg: dict):
@@ -155,15 +197,18 @@ def train_rows(run_dir: Path) -> dict:
 
 
 def same_games(a: dict, b: dict) -> bool:
-    strip = lambda rows: {k: (s, r, {x: y for x, y in i.items() if x not in ("node", "worker")})  # noqa: E731
-                          for k, (s, r, i) in rows.items()}
+    strip = lambda rows: {
+        k: (s, r, {x: y for x, y in i.items() if x not in ("node", "worker")})  # noqa: E731
+        for k, (s, r, i) in rows.items()
+    }
     return strip(a) == strip(b)
 
 
 def weights(run_dir: Path, label: str) -> str:
     ck = sorted((run_dir / "checkpoints").glob("step-*"))[-1] / "learners" / label
-    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(ck.rglob("*.safetensors")) + sorted(ck.rglob("*.pt"))
-                                   )).hexdigest()
+    return hashlib.sha256(
+        b"".join(p.read_bytes() for p in sorted(ck.rglob("*.safetensors")) + sorted(ck.rglob("*.pt")))
+    ).hexdigest()
 
 
 def test_two_nodes_async_league_resumes_after_driver_sigkill(cluster, tmp_path):
@@ -215,15 +260,32 @@ def test_llm_aa_ipd_ray_actors_equal_in_process(cluster, tmp_path):
     from arena.tools.tiny_model import tiny_model_dir
 
     def cfg(out, executor):
-        return {"game": "ipd(horizon=3,text=brief)", "seed": 2, "steps": 2, "out": str(out), "progress": False,
-                "tensorboard": False, "plots": False, "torch_threads": 1, "executor": executor,
-                "population": [{"label": "aa", "agent": {"name": "llm", "model": str(tiny_model_dir(1)),
-                                                         "temperature": 4},
-                                "role": "learner", "matchmaking": "self_play", "games_per_step": 8,
-                                "snapshot_every": 1,
-                                "trainer": {"name": "llm_advantage_alignment",
-                                            "params": {"torch_threads": 1, "lr": 0.01, "beta": 1.0}}}],
-                "evaluation": {"every": 2, "games": 0}}
+        return {
+            "game": "ipd(horizon=3,text=brief)",
+            "seed": 2,
+            "steps": 2,
+            "out": str(out),
+            "progress": False,
+            "tensorboard": False,
+            "plots": False,
+            "torch_threads": 1,
+            "executor": executor,
+            "population": [
+                {
+                    "label": "aa",
+                    "agent": {"name": "llm", "model": str(tiny_model_dir(1)), "temperature": 4},
+                    "role": "learner",
+                    "matchmaking": "self_play",
+                    "games_per_step": 8,
+                    "snapshot_every": 1,
+                    "trainer": {
+                        "name": "llm_advantage_alignment",
+                        "params": {"torch_threads": 1, "lr": 0.01, "beta": 1.0},
+                    },
+                }
+            ],
+            "evaluation": {"every": 2, "games": 0},
+        }
 
     a, b = tmp_path / "inprocess", tmp_path / "ray"
     run(cfg(a, {"kind": "inprocess", "chunk": 4}))
@@ -236,8 +298,9 @@ def test_worker_killed_mid_step_is_replaced(cluster, tmp_path, capfd):
     marker = tmp_path / "kills"
     crash = {"label": "crash", "agent": {"name": "crash", "marker": str(marker), "times": 1}}
     out = tmp_path / "run"
-    res = run(kuhn(out, {"kind": "ray", "address": cluster["address"], "workers": 2, "chunk": 4}, steps=2,
-                   extra=[crash]))
+    res = run(
+        kuhn(out, {"kind": "ray", "address": cluster["address"], "workers": 2, "chunk": 4}, steps=2, extra=[crash])
+    )
     assert len(list(marker.iterdir())) == 1  # a worker was killed while playing
     rows = train_rows(out)
     assert len(rows) == res.train_games == 2 * 48
@@ -248,8 +311,12 @@ def test_worker_dying_repeatedly_is_one_line(cluster, tmp_path, capsys):
     from arena.cli import main
 
     crash = {"label": "crash", "agent": {"name": "crash", "marker": str(tmp_path / "kills"), "times": 99}}
-    cfg = kuhn(tmp_path / "run", {"kind": "ray", "address": cluster["address"], "workers": 1, "chunk": 48,
-                                  "max_failures": 1}, steps=1, extra=[crash])
+    cfg = kuhn(
+        tmp_path / "run",
+        {"kind": "ray", "address": cluster["address"], "workers": 1, "chunk": 48, "max_failures": 1},
+        steps=1,
+        extra=[crash],
+    )
     cfg["population"][-1]["opponents"] = ["crash"]
     path = tmp_path / "league.yaml"
     path.write_text(yaml.safe_dump(cfg))
@@ -259,11 +326,14 @@ def test_worker_dying_repeatedly_is_one_line(cluster, tmp_path, capsys):
     assert len(err) == 1 and "rollout workers died 2 times" in err[0], captured
 
 
-@pytest.mark.parametrize("request_, message", [
-    ({"num_gpus": 1}, "no node of the Ray cluster can host a rollout worker needing {CPU: 1, GPU: 1}"),
-    ({"resources": {"node_c": 1}}, "needing {CPU: 1, node_c: 1}"),
-    ({"agents": {"ppo": {"num_gpus": 2}}}, "for agent 'ppo' needing {CPU: 1, GPU: 2}"),
-])
+@pytest.mark.parametrize(
+    "request_, message",
+    [
+        ({"num_gpus": 1}, "no node of the Ray cluster can host a rollout worker needing {CPU: 1, GPU: 1}"),
+        ({"resources": {"node_c": 1}}, "needing {CPU: 1, node_c: 1}"),
+        ({"agents": {"ppo": {"num_gpus": 2}}}, "for agent 'ppo' needing {CPU: 1, GPU: 2}"),
+    ],
+)
 def test_unsatisfiable_request_is_one_line(cluster, tmp_path, capsys, request_, message):
     from arena.cli import main
 
@@ -290,12 +360,22 @@ def test_unreachable_address_is_one_line(tmp_path):
 def test_pools_per_agent_land_where_their_resources_are(cluster, tmp_path):
     """The learner's games (and its snapshots') run on a pool pinned to node_b; the rest anywhere."""
     out = tmp_path / "run"
-    res = run(kuhn(out, {"kind": "ray", "address": cluster["address"], "workers": 1, "chunk": 8,
-                         "num_cpus": 0.5, "agents": {"ppo": {"workers": 1, "num_cpus": 0.5,
-                                                             "resources": {"node_b": 1}}}}, steps=1))
+    res = run(
+        kuhn(
+            out,
+            {
+                "kind": "ray",
+                "address": cluster["address"],
+                "workers": 1,
+                "chunk": 8,
+                "num_cpus": 0.5,
+                "agents": {"ppo": {"workers": 1, "num_cpus": 0.5, "resources": {"node_b": 1}}},
+            },
+            steps=1,
+        )
+    )
     node_b = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and n["Resources"].get("node_b"))
     rows = train_rows(out)
     assert len(rows) == res.train_games == 48
     assert {i["node"] for _, _, i in rows.values()} == {node_b}
     assert all(i["worker"].startswith("ppo/") for _, _, i in rows.values())
-

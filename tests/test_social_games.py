@@ -1,4 +1,5 @@
 """Social dilemmas: payoffs, rules and renderings checked against hand-computed values."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -119,8 +120,13 @@ def test_coin_game_observation_is_egocentric_and_seeded():
 
 def test_take_every_coin_beats_cooperator():
     game = arena.load_game("coin_game", horizon=30)
-    res = arena.play(game, [arena.load_agent("take_every_coin", game), arena.load_agent("always_cooperate", game)],
-                     games=40, seed=0, rotate_seats=True)
+    res = arena.play(
+        game,
+        [arena.load_agent("take_every_coin", game), arena.load_agent("always_cooperate", game)],
+        games=40,
+        seed=0,
+        rotate_seats=True,
+    )
     mean = np.mean([r.returns[r.seats.index("take_every_coin")] for r in res])
     coop = np.mean([r.returns[r.seats.index("always_cooperate")] for r in res])
     assert mean > 5 and coop < 0
@@ -204,7 +210,12 @@ def test_ipd_probe_reaches_every_memory_state_also_with_a_continuation_chance():
             last = int(np.argmax(np.asarray(obs.tensor).reshape(-1, 5)[-1]))  # start, CC, CD, DC, DD
             return {C: 0.0, D: 1.0} if last in (2, 4) else {C: 1.0, D: 0.0}
 
-    want = {"probe/P(C|start)": 1.0, "probe/P(C|CC)": 1.0, "probe/P(C|CD)": 0.0, "probe/P(C|DC)": 1.0,
-            "probe/P(C|DD)": 0.0}
+    want = {
+        "probe/P(C|start)": 1.0,
+        "probe/P(C|CC)": 1.0,
+        "probe/P(C|CD)": 0.0,
+        "probe/P(C|DC)": 1.0,
+        "probe/P(C|DD)": 0.0,
+    }
     for name in ("ipd", "ipd(discount=0.9)", "ipd(discount=0.9,memory=2)"):
         assert arena.load_game(name).agent_metrics(TitForTatPolicy()) == want, name

@@ -1,5 +1,6 @@
 """``arena solve`` end to end in a subprocess: JSON result, the files it writes, the policy file
 evaluated by OpenSpiel, and one-line errors for bad input."""
+
 import csv
 import json
 import subprocess
@@ -26,8 +27,20 @@ def test_solve_writes_policy_curve_and_tensorboard_and_openspiel_agrees(tmp_path
     from arena.policy import TabularPolicy
 
     out = tmp_path / "leduc"
-    proc = run("solve", "--game", "leduc_poker", "--algo", "cfr+", "--iterations", "40", "--out", str(out),
-               "--json", "--log-every", "10")
+    proc = run(
+        "solve",
+        "--game",
+        "leduc_poker",
+        "--algo",
+        "cfr+",
+        "--iterations",
+        "40",
+        "--out",
+        str(out),
+        "--json",
+        "--log-every",
+        "10",
+    )
     result = json.loads(proc.stdout)
     assert set(result) == {"game", "algo", "iterations", "nash_conv", "exploitability", "seconds"}
     assert (result["game"], result["algo"], result["iterations"]) == ("leduc_poker", "cfr+", 40)
@@ -41,16 +54,29 @@ def test_solve_writes_policy_curve_and_tensorboard_and_openspiel_agrees(tmp_path
     policy = TabularPolicy.load(out / "policy.json")
     assert policy.game == "leduc_poker" and len(policy) == 936
     game = pyspiel.load_game("leduc_poker")
-    assert os_expl.exploitability(game, to_openspiel_policy(game, policy)) == pytest.approx(result["exploitability"],
-                                                                                            abs=1e-9)
+    assert os_expl.exploitability(game, to_openspiel_policy(game, policy)) == pytest.approx(
+        result["exploitability"], abs=1e-9
+    )
 
 
 def test_solve_sampling_and_progress_text(tmp_path):
     proc = run("solve", "--game", "kuhn_poker", "--algo", "es-mccfr", "--iterations", "300", "--log-every", "100")
     assert "iteration 100: exploitability" in proc.stderr
     assert "kuhn_poker es-mccfr: 300 iterations" in proc.stdout
-    result = json.loads(run("solve", "--game", "kuhn_poker(players=3)", "--algo", "vad-cfr", "--iterations", "50",
-                            "--json", "--set", "warmup=10").stdout)
+    result = json.loads(
+        run(
+            "solve",
+            "--game",
+            "kuhn_poker(players=3)",
+            "--algo",
+            "vad-cfr",
+            "--iterations",
+            "50",
+            "--json",
+            "--set",
+            "warmup=10",
+        ).stdout
+    )
     assert result["game"] == "kuhn_poker(players=3)" and result["exploitability"] < 2.0625 / 3
 
 
@@ -60,14 +86,17 @@ def test_bad_input_is_one_line_exit_2_in_a_subprocess():
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--game", "kuhn_poker", "--set", "alpha=2"], "does not take parameters"),
-    (["--game", "kuhn_poker", "--set", "alpha"], "is not KEY=VALUE"),
-    (["--game", "kuhn_poker", "--iterations", "0"], "iterations must be at least 1"),
-    (["--game", "kuhn_poker", "--device", "tpu"], "unknown device"),
-    (["--game", "kuhn_poker", "--algo", "es-mccfr", "--device", "cuda"], "applies to the tree solvers"),
-    (["--game", "liars_dice", "--max-nodes", "500"], "os-mccfr or es-mccfr"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--game", "kuhn_poker", "--set", "alpha=2"], "does not take parameters"),
+        (["--game", "kuhn_poker", "--set", "alpha"], "is not KEY=VALUE"),
+        (["--game", "kuhn_poker", "--iterations", "0"], "iterations must be at least 1"),
+        (["--game", "kuhn_poker", "--device", "tpu"], "unknown device"),
+        (["--game", "kuhn_poker", "--algo", "es-mccfr", "--device", "cuda"], "applies to the tree solvers"),
+        (["--game", "liars_dice", "--max-nodes", "500"], "os-mccfr or es-mccfr"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(args, message, capsys):
     from arena.cli import main
 
@@ -77,8 +106,21 @@ def test_bad_input_is_one_line_exit_2(args, message, capsys):
 
 
 def test_bench_cfr_runs_and_reports_a_ratio():
-    proc = run("bench", "cfr", "--game", "kuhn_poker", "--rounds", "2", "--block", "5", "--py-iterations", "1",
-               "--large-game", "", "--json")
+    proc = run(
+        "bench",
+        "cfr",
+        "--game",
+        "kuhn_poker",
+        "--rounds",
+        "2",
+        "--block",
+        "5",
+        "--py-iterations",
+        "1",
+        "--large-game",
+        "",
+        "--json",
+    )
     figures = json.loads(proc.stdout)
     assert figures["nash_conv_abs_difference"] < 1e-9
     assert figures["speedup_vs_openspiel_cpp"] > 0 and figures["histories"] == 58

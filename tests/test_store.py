@@ -1,5 +1,6 @@
 """The run store: create/resume, idempotent records, and clear errors (never overwrites) for
 corrupt or foreign files at the run path."""
+
 import sqlite3
 import subprocess
 import sys
@@ -11,9 +12,22 @@ from arena.store import DB_NAME, MatchRecord, RunStore, match_id
 
 
 def _rec(mid, seq=0):
-    return MatchRecord(id=mid, pairing="a|b", seed=0, game_index=seq, game="kuhn_poker", seats=["a", "b"],
-                       returns=[1.0, -1.0], plan_seq=seq, forfeit_player=1, forfeit_agent="b",
-                       forfeit_reason="illegal action 7", length=3, duration=0.01, info={"x": 1})
+    return MatchRecord(
+        id=mid,
+        pairing="a|b",
+        seed=0,
+        game_index=seq,
+        game="kuhn_poker",
+        seats=["a", "b"],
+        returns=[1.0, -1.0],
+        plan_seq=seq,
+        forfeit_player=1,
+        forfeit_agent="b",
+        forfeit_reason="illegal action 7",
+        length=3,
+        duration=0.01,
+        info={"x": 1},
+    )
 
 
 def test_create_record_resume(tmp_path):

@@ -1,5 +1,6 @@
 """``arena sweep``: seeds parsed, statistics right (IQM, stratified bootstrap, profiles), runs
 resumable and refused when they would mix experiments, end to end from the CLI."""
+
 import json
 import subprocess
 import sys
@@ -41,7 +42,7 @@ def test_bootstrap_is_stratified_by_task():
     assert agg.mean_ci == (0.5, 0.5) and agg.iqm_ci == (0.5, 0.5)
     pooled = aggregate([0.0] * 4 + [1.0] * 4, resamples=300)
     assert pooled.mean_ci[0] < 0.4 and pooled.mean_ci[1] > 0.6
-    one = aggregate([0.7], resamples=100)            # one seed: a point, no interval to invent
+    one = aggregate([0.7], resamples=100)  # one seed: a point, no interval to invent
     assert one.iqm_ci == (0.7, 0.7) and one.std == 0.0
 
 
@@ -55,8 +56,9 @@ def test_performance_profile():
 
 
 def _arena(*argv, check=True):
-    p = subprocess.run([sys.executable, "-m", "arena.cli", *argv], capture_output=True, text=True, cwd=ROOT,
-                       timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "arena.cli", *argv], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     if check:
         assert p.returncode == 0, p.stderr
     return p
@@ -75,7 +77,7 @@ def test_sweep_cli_runs_resumes_and_refuses_mixing(tmp_path):
     assert expl["iqm"] == pytest.approx(np.mean(per)) and expl["min"] <= expl["iqm_ci"][0] <= expl["iqm_ci"][1]
     assert (sweep / "report.md").read_text().count("exploitability") == 1
     before = (sweep / "seed-0" / "results.json").stat().st_mtime_ns
-    again = _arena("sweep", str(conf), "seeds=0-2", "--no-plot")          # grows by one seed, skips two
+    again = _arena("sweep", str(conf), "seeds=0-2", "--no-plot")  # grows by one seed, skips two
     assert "seed 0: started" not in again.stderr and "seed 2: done" in again.stderr
     assert (sweep / "seed-0" / "results.json").stat().st_mtime_ns == before
     assert json.loads((sweep / "sweep.json").read_text())["seeds"] == [0, 1, 2]

@@ -1,6 +1,7 @@
 """The conformance kit fails when a plugin breaks the contract: each check is shown catching a
 deliberately broken game, agent or trainer (and passing the correct twin), so a third-party
 author can trust a green ``check_*``."""
+
 from __future__ import annotations
 
 import random
@@ -133,14 +134,20 @@ def plugins(monkeypatch, fresh_registry):
 
     mod = types.ModuleType("kit_test")
     mod.arena_games = arena.hookimpl(lambda: [GameEntry("guess", GuessGame, "a coin to guess", {"bug": "none"})])
-    mod.arena_agents = arena.hookimpl(lambda: [
-        AgentEntry("private_random", PrivateRandomAgent, "unseeded"),
-        AgentEntry("forgetful_bias", ForgetfulBias, "saves nothing", {"checkpoint": None}, checkpoint_param="checkpoint"),
-    ])
-    mod.arena_trainers = arena.hookimpl(lambda: [
-        TrainerEntry("forgetful_ppo", lambda g, ls, **p: Forgetful(g, ls, **p), "drops optimiser state"),
-        TrainerEntry("idle_ppo", lambda g, ls, **p: Idle(g, ls, **p), "never updates"),
-    ])
+    mod.arena_agents = arena.hookimpl(
+        lambda: [
+            AgentEntry("private_random", PrivateRandomAgent, "unseeded"),
+            AgentEntry(
+                "forgetful_bias", ForgetfulBias, "saves nothing", {"checkpoint": None}, checkpoint_param="checkpoint"
+            ),
+        ]
+    )
+    mod.arena_trainers = arena.hookimpl(
+        lambda: [
+            TrainerEntry("forgetful_ppo", lambda g, ls, **p: Forgetful(g, ls, **p), "drops optimiser state"),
+            TrainerEntry("idle_ppo", lambda g, ls, **p: Idle(g, ls, **p), "never updates"),
+        ]
+    )
     _registry(monkeypatch, mod)
 
 
@@ -158,14 +165,18 @@ def test_check_agent_catches_private_randomness_and_lossy_snapshots(plugins):
     check_agent("random", "guess")
     with pytest.raises(ConformanceError, match="agent 'private_random'.*same seed gives different moves"):
         check_agent("private_random", "guess")
-    with pytest.raises(ConformanceError, match="agent 'forgetful_bias'.*reloaded from save_checkpoint plays differently"):
+    with pytest.raises(
+        ConformanceError, match="agent 'forgetful_bias'.*reloaded from save_checkpoint plays differently"
+    ):
         check_agent("forgetful_bias", "kuhn_poker", games=40)
 
 
 def test_check_trainer_catches_lost_optimiser_state_and_no_learning(plugins):
     pytest.importorskip("torch").set_num_threads(1)
     check_trainer("ppo", "kuhn_poker", ["neural"], games=8)
-    with pytest.raises(ConformanceError, match="trainer 'forgetful_ppo'.*restored from state_dict\\(\\) updates differently"):
+    with pytest.raises(
+        ConformanceError, match="trainer 'forgetful_ppo'.*restored from state_dict\\(\\) updates differently"
+    ):
         check_trainer("forgetful_ppo", "kuhn_poker", ["neural"], games=8)
     with pytest.raises(ConformanceError, match="trainer 'idle_ppo'.*left every learner playing exactly as before"):
         check_trainer("idle_ppo", "kuhn_poker", ["neural"], games=8)

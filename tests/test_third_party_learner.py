@@ -2,6 +2,7 @@
 (``state_dict``) — is a league learner from YAML: snapshots, evaluation, leaderboard, and a run
 killed with SIGKILL mid-training then rerun ends with the same stores and weights as an
 uninterrupted run. The host never names the plugin: it only reads ``checkpoint_param``."""
+
 from __future__ import annotations
 
 import json
@@ -100,21 +101,48 @@ STEPS, GAMES = 6, 40
 
 
 def league(out: Path) -> dict:
-    return {"game": "kuhn_poker", "seed": 5, "steps": STEPS, "out": str(out), "progress": False,
-            "population": [
-                {"label": "rand", "agent": "random"},
-                {"label": "tab", "agent": "table:temperature=1.0", "role": "learner",
-                 "trainer": {"name": "table_reinforce", "params": {"lr": 1.0, "seed": 3}},
-                 "matchmaking": "pfsp", "self_play": 0.3, "games_per_step": GAMES, "snapshot_every": 2}],
-            "evaluation": {"every": 3, "games": 6, "ratings": {"bootstrap": 0}}}
+    return {
+        "game": "kuhn_poker",
+        "seed": 5,
+        "steps": STEPS,
+        "out": str(out),
+        "progress": False,
+        "population": [
+            {"label": "rand", "agent": "random"},
+            {
+                "label": "tab",
+                "agent": "table:temperature=1.0",
+                "role": "learner",
+                "trainer": {"name": "table_reinforce", "params": {"lr": 1.0, "seed": 3}},
+                "matchmaking": "pfsp",
+                "self_play": 0.3,
+                "games_per_step": GAMES,
+                "snapshot_every": 2,
+            },
+        ],
+        "evaluation": {"every": 3, "games": 6, "ratings": {"bootstrap": 0}},
+    }
 
 
 @pytest.fixture(scope="module")
 def learner_path(tmp_path_factory):
     root = tmp_path_factory.mktemp("learner")
     pkg = make_package(root, "arena-table", "arena_table", LEARNER)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "--target", str(root / "site"), str(pkg)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(root / "site"),
+            str(pkg),
+        ],
+        check=True,
+    )
     return root / "site"
 
 
@@ -151,7 +179,9 @@ def test_third_party_learner_league_survives_sigkill(tmp_path, learner_path, sub
     for snap in ("tab@2", "tab@4", "tab@6"):
         manifest = json.loads((b / "snapshots" / snap / "arena_agent.json").read_text())
         assert manifest["agent"] == "table" and manifest["params"] == {"temperature": 1.0}
-        assert (a / "snapshots" / snap / "logits.json").read_text() == (b / "snapshots" / snap / "logits.json").read_text()
+        assert (a / "snapshots" / snap / "logits.json").read_text() == (
+            b / "snapshots" / snap / "logits.json"
+        ).read_text()
     board = (b / "leaderboard.md").read_text()
     assert "tab@6" in board and "rand" in board
 
@@ -159,9 +189,11 @@ def test_third_party_learner_league_survives_sigkill(tmp_path, learner_path, sub
 def test_third_party_plugin_passes_the_conformance_kit(learner_path, subprocess_env):
     """What the plugin's author runs in their own tests: the installed package through arena.testing."""
     env = dict(subprocess_env, PYTHONPATH=str(learner_path) + os.pathsep + subprocess_env.get("PYTHONPATH", ""))
-    code = ("from arena.testing import check_agent, check_trainer\n"
-            "check_agent('table', 'kuhn_poker')\n"
-            "check_trainer('table_reinforce', 'kuhn_poker', ['table'], params={'lr': 1.0}, games=40)\n"
-            "print('conformant')")
+    code = (
+        "from arena.testing import check_agent, check_trainer\n"
+        "check_agent('table', 'kuhn_poker')\n"
+        "check_trainer('table_reinforce', 'kuhn_poker', ['table'], params={'lr': 1.0}, games=40)\n"
+        "print('conformant')"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0 and "conformant" in proc.stdout, proc.stderr[-2000:]

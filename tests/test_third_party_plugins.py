@@ -1,6 +1,7 @@
 """Third-party plugins: real packages built in a temp dir, pip-installed (into a private
 target directory, so the test never changes the environment it runs in), discovered through
 the ``arena`` entry-point group by a real ``arena`` subprocess."""
+
 from __future__ import annotations
 
 import json
@@ -83,16 +84,17 @@ def arena_agents():
     return [AgentEntry("always_heads", lambda game: Heads(), "always plays heads")]
 '''
 
-BROKEN = '''
+BROKEN = """
 raise ImportError("this plugin is broken on purpose")
-'''
+"""
 
 
 def make_package(root: Path, dist: str, module: str, source: str) -> Path:
     pkg = root / dist
     (pkg / module).mkdir(parents=True)
     (pkg / module / "__init__.py").write_text(textwrap.dedent(source))
-    (pkg / "pyproject.toml").write_text(textwrap.dedent(f"""
+    (pkg / "pyproject.toml").write_text(
+        textwrap.dedent(f"""
         [build-system]
         requires = ["setuptools>=61"]
         build-backend = "setuptools.build_meta"
@@ -106,7 +108,8 @@ def make_package(root: Path, dist: str, module: str, source: str) -> Path:
 
         [tool.setuptools]
         packages = ["{module}"]
-    """))
+    """)
+    )
     return pkg
 
 
@@ -116,8 +119,22 @@ def plugin_path(tmp_path_factory):
     target = root / "site"
     good = make_package(root, "arena-pennies", "arena_pennies", GOOD)
     broken = make_package(root, "arena-broken", "arena_broken", BROKEN)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "--target", str(target), str(good), str(broken)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(good),
+            str(broken),
+        ],
+        check=True,
+    )
     return target
 
 
@@ -139,15 +156,19 @@ def test_installed_plugin_is_listed_and_plays(plugin_path, subprocess_env):
     # built-ins keep working beside the broken plugin
     assert by_name[("kuhn_poker", "game")]["status"] == "ok"
 
-    match = run_arena(["match", "--game", "pennies", "--agents", "always_heads", "random", "--games", "40",
-                       "--no-rotate", "--json"], plugin_path, subprocess_env)
+    match = run_arena(
+        ["match", "--game", "pennies", "--agents", "always_heads", "random", "--games", "40", "--no-rotate", "--json"],
+        plugin_path,
+        subprocess_env,
+    )
     assert match.returncode == 0, match.stderr
     data = json.loads(match.stdout)
     assert data["agents"]["always_heads"]["games"] == 40
     assert 0 < data["agents"]["always_heads"]["wins"] < 40
 
-    builtin = run_arena(["match", "--game", "kuhn_poker", "--agents", "random", "random", "--games", "5"],
-                        plugin_path, subprocess_env)
+    builtin = run_arena(
+        ["match", "--game", "kuhn_poker", "--agents", "random", "random", "--games", "5"], plugin_path, subprocess_env
+    )
     assert builtin.returncode == 0, builtin.stderr
 
 

@@ -1,5 +1,6 @@
 """Tournament formats on a noiseless simulator (the stronger agent always wins), driven by the
 same code as real tournaments."""
+
 from collections import Counter
 
 import pytest
@@ -58,29 +59,29 @@ def test_seeded_single_elimination_best_first_with_byes(n):
     assert ranking[0] == f"p{n - 1}" and sorted(ranking) == sorted(names)
     seeding = [r for r in log if r.round == 0]
     bracket = [r for r in log if r.round > 0]
-    assert len(seeding) == 2 * (n - 1)            # reference plays everyone once (2 games)
-    assert len(bracket) == 2 * (n - 1)            # n − 1 bracket matches; byes cost nothing
+    assert len(seeding) == 2 * (n - 1)  # reference plays everyone once (2 games)
+    assert len(bracket) == 2 * (n - 1)  # n − 1 bracket matches; byes cost nothing
     # everyone beats the reference p0, so seeds tie and follow pool order: p1, p2, ... , p0
     first_round = {a for r in bracket if r.round == 1 for a in r.seats}
     if n == 6:  # explicit bye slots: the two top seeds skip round one (note §1 caveat)
         assert first_round == {"p3", "p4", "p5", "p0"}
     final = [r for r in bracket if r.round == max(x.round for x in bracket)]
-    assert {ranking[0], ranking[1]} == set(final[0].seats)   # champion, then the final's loser
+    assert {ranking[0], ranking[1]} == set(final[0].seats)  # champion, then the final's loser
 
 
 def test_swiss_no_rematch_odd_pool_best_first():
     names, ranking, log = run("swiss", 7, games=2, rounds=3)
     per_round = Counter(r.round for r in log)
-    assert per_round == {0: 6, 1: 6, 2: 6}         # 3 matches of 2 games, one bye per round
+    assert per_round == {0: 6, 1: 6, 2: 6}  # 3 matches of 2 games, one bye per round
     pairs = [frozenset(r.seats) for r in log if r.game_index == 0 and r.seats[0] < r.seats[1]]
-    assert len(pairs) == len(set(pairs))           # nobody met twice
+    assert len(pairs) == len(set(pairs))  # nobody met twice
     assert ranking[0] == "p6"
 
 
 def test_adaptive_stops_when_separated_and_respects_budget():
     names, ranking, log = run("adaptive", 8, batch_games=2, budget=400, confidence=0.9)
     assert ranking == sorted(names, key=lambda a: -int(a[1:]))
-    assert len(log) < 400                          # stopped on confidence, not budget
+    assert len(log) < 400  # stopped on confidence, not budget
     names, ranking, log = run("adaptive", 8, batch_games=2, budget=40, confidence=0.999)
     assert len(log) <= 40
 

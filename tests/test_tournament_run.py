@@ -1,5 +1,6 @@
 """Real tournaments on Kuhn poker through the CLI and the Python API: the CFR acceptance
 ranking, n-player seating, and durability (crash, SIGKILL, resume)."""
+
 import json
 import os
 import signal
@@ -27,17 +28,23 @@ def cli(*argv, check=True):
 
 
 def cfg(tmp_path, name, **over):
-    base = {"game": "kuhn_poker", "out": str(tmp_path / name), "plots": False, "tensorboard": False,
-            "progress": False, "agents": ["random", {"name": "fixed", "path": ALWAYS_BET, "label": "always_bet"}],
-            "format": {"kind": "round_robin", "games": 20}, "ratings": {"bootstrap": 20}}
+    base = {
+        "game": "kuhn_poker",
+        "out": str(tmp_path / name),
+        "plots": False,
+        "tensorboard": False,
+        "progress": False,
+        "agents": ["random", {"name": "fixed", "path": ALWAYS_BET, "label": "always_bet"}],
+        "format": {"kind": "round_robin", "games": 20},
+        "ratings": {"bootstrap": 20},
+    }
     base.update(over)
     return load_config(TournamentConfig, base=base)
 
 
 def test_kuhn_cfr_ranks_first(tmp_path):
     out = tmp_path / "kuhn"
-    p = cli("tournament", "configs/tournament/kuhn_cfr.yaml", f"out={out}", "format.games=400", "plots=false",
-            "--json")
+    p = cli("tournament", "configs/tournament/kuhn_cfr.yaml", f"out={out}", "format.games=400", "plots=false", "--json")
     board = json.loads(p.stdout)
     assert [r["agent"] for r in board["rows"]][0] == "cfr"
     assert board["ranked_by"] == "nash" and board["games"] == 2400
@@ -54,15 +61,21 @@ def test_kuhn_cfr_ranks_first(tmp_path):
 
 
 def test_three_player_kuhn_rotates_seats(tmp_path):
-    agents = ["random", {"name": "random", "label": "r2"}, {"name": "random", "label": "r3"},
-              {"name": "cfr", "iterations": 20, "label": "cfr"}]
-    res = run_tournament(cfg(tmp_path, "k3", game="kuhn_poker(players=3)", agents=agents,
-                             format={"kind": "round_robin", "games": 4}), quiet=True)
+    agents = [
+        "random",
+        {"name": "random", "label": "r2"},
+        {"name": "random", "label": "r3"},
+        {"name": "cfr", "iterations": 20, "label": "cfr"},
+    ]
+    res = run_tournament(
+        cfg(tmp_path, "k3", game="kuhn_poker(players=3)", agents=agents, format={"kind": "round_robin", "games": 4}),
+        quiet=True,
+    )
     from arena.store import RunStore
 
     with RunStore.open_existing(res.run_dir) as s:
         recs = s.matches()
-    assert len(recs) == 4 * 3 * 4                       # C(4,3) groups × 3 rotations × 4 games
+    assert len(recs) == 4 * 3 * 4  # C(4,3) groups × 3 rotations × 4 games
     for name in res.names:
         seats = [r.seats.index(name) for r in recs if name in r.seats]
         assert sorted(set(seats)) == [0, 1, 2] and len(seats) == 36
@@ -75,8 +88,12 @@ def test_resume_after_crash_equals_clean_run(tmp_path, monkeypatch):
     """A crash in the middle of a multi-round (Swiss) run, then a rerun: same store as a clean run."""
     import arena.store as store_mod
 
-    agents = ["random", {"name": "fixed", "path": ALWAYS_BET, "label": "always_bet"},
-              {"name": "random", "label": "random2"}, {"name": "random", "label": "random3"}]
+    agents = [
+        "random",
+        {"name": "fixed", "path": ALWAYS_BET, "label": "always_bet"},
+        {"name": "random", "label": "random2"},
+        {"name": "random", "label": "random3"},
+    ]
     fmt = {"kind": "swiss", "games": 30, "rounds": 3}
     clean = run_tournament(cfg(tmp_path, "clean", agents=agents, format=fmt), quiet=True)
     real = store_mod.RunStore.record_match
@@ -147,7 +164,7 @@ plots: false
     cli("tournament", str(conf), f"out={clean}", "--quiet")
     rows_killed, rows_clean = _rows(db), _rows(clean / "arena.sqlite")
     assert len(rows_killed) == total and len({r[0] for r in rows_killed}) == total
-    assert rows_killed == rows_clean                      # same ids, seats, returns, plan order
+    assert rows_killed == rows_clean  # same ids, seats, returns, plan order
     lb_k = json.loads((killed / "leaderboard.json").read_text())
     lb_c = json.loads((clean / "leaderboard.json").read_text())
-    assert lb_k["rows"] == lb_c["rows"]                   # identical ratings (BT, Elo, OpenSkill, ...)
+    assert lb_k["rows"] == lb_c["rows"]  # identical ratings (BT, Elo, OpenSkill, ...)

@@ -1,6 +1,7 @@
 """Cost linear in the work: batched commits that stay exactly-once under SIGKILL, streamed
 records, incremental rating state equal to a recomputation from every record, a planner whose
 memory does not grow with the games."""
+
 import json
 import signal
 import subprocess
@@ -22,23 +23,31 @@ ALWAYS_BET = str(ROOT / "tests/data/kuhn_always_bet.json")
 
 
 def _rec(k, seats=("a", "b"), returns=(1.0, -1.0)):
-    return MatchRecord(id=match_id("fp", "a|b", 0, k), pairing="a|b", seed=0, game_index=k // 2, game="g",
-                       seats=list(seats), returns=list(returns), plan_seq=k)
+    return MatchRecord(
+        id=match_id("fp", "a|b", 0, k),
+        pairing="a|b",
+        seed=0,
+        game_index=k // 2,
+        game="g",
+        seats=list(seats),
+        returns=list(returns),
+        plan_seq=k,
+    )
 
 
 def test_batch_commits_in_groups_flushes_on_error_and_drops_stored(tmp_path):
     commits = []
     with RunStore.open(tmp_path / "run", "fp") as s:
-        assert s.record_match(_rec(0))                         # outside a batch: committed now
+        assert s.record_match(_rec(0))  # outside a batch: committed now
         with pytest.raises(RuntimeError):
             with s.batch(3, on_commit=lambda recs: commits.append([r.plan_seq for r in recs])):
                 for k in range(6):
-                    s.record_match(_rec(k))                    # k = 0 is stored already: dropped at commit
+                    s.record_match(_rec(k))  # k = 0 is stored already: dropped at commit
                     assert s.count() == (1 if k < 2 else 3 if k < 5 else 6)
                 assert s.record_match(_rec(6))
-                assert not s.record_match(_rec(6))             # staged twice: refused
+                assert not s.record_match(_rec(6))  # staged twice: refused
                 raise RuntimeError("a crash after game 6 finished")
-        assert commits == [[1, 2], [3, 4, 5], [6]]             # the crash still committed finished games
+        assert commits == [[1, 2], [3, 4, 5], [6]]  # the crash still committed finished games
         assert [r.plan_seq for r in s.matches()] == list(range(7))
         assert [r.plan_seq for r in s.iter_matches(2, 5, page=2)] == [2, 3, 4]  # pages, bounds
         assert [r.plan_seq for r in s.iter_matches(5, page=1)] == [5, 6]
@@ -72,7 +81,7 @@ def test_sigkill_mid_batch_loses_only_uncommitted_games_and_announces_each_once(
     killed = subprocess.run([sys.executable, "-c", _WRITER, str(run), str(log), "350"], cwd=ROOT)
     assert killed.returncode == -signal.SIGKILL
     with RunStore.open_existing(run) as s:
-        assert s.count() == 300                                 # three committed batches; 50 staged games lost
+        assert s.count() == 300  # three committed batches; 50 staged games lost
     assert len(log.read_text().split()) == 300
     subprocess.run([sys.executable, "-c", _WRITER, str(run), str(log), "-1"], cwd=ROOT, check=True)  # resume
     announced = log.read_text().split()
@@ -83,26 +92,39 @@ def test_sigkill_mid_batch_loses_only_uncommitted_games_and_announces_each_once(
 
 
 def _cfg(tmp_path, name, **kw):
-    base = {"game": "kuhn_poker", "out": str(tmp_path / name), "progress": False, "plots": False,
-            "tensorboard": False,
-            "agents": ["random", {"name": "fixed", "path": ALWAYS_BET, "label": "always_bet"},
-                       {"name": "random", "label": "random2"}]}
+    base = {
+        "game": "kuhn_poker",
+        "out": str(tmp_path / name),
+        "progress": False,
+        "plots": False,
+        "tensorboard": False,
+        "agents": [
+            "random",
+            {"name": "fixed", "path": ALWAYS_BET, "label": "always_bet"},
+            {"name": "random", "label": "random2"},
+        ],
+    }
     base.update(kw)
     return load_config(TournamentConfig, None, base=base)
 
 
-@pytest.mark.parametrize("fmt", [{"kind": "round_robin", "games": 90}, {"kind": "swiss", "games": 25, "rounds": 2},
-                                 {"kind": "adaptive", "batch_games": 3, "budget": 120}])
+@pytest.mark.parametrize(
+    "fmt",
+    [
+        {"kind": "round_robin", "games": 90},
+        {"kind": "swiss", "games": 25, "rounds": 2},
+        {"kind": "adaptive", "batch_games": 3, "budget": 120},
+    ],
+)
 def test_incremental_ratings_equal_recomputing_from_every_record(tmp_path, monkeypatch, fmt):
     import arena.tournament as T
 
     monkeypatch.setattr(T, "PLAN_SLICE", 64)  # several slices per round
-    res = run_tournament(_cfg(tmp_path, "t", format=fmt, ratings={"snapshot_every": 50, "bootstrap": 60}),
-                         quiet=True)
+    res = run_tournament(_cfg(tmp_path, "t", format=fmt, ratings={"snapshot_every": 50, "bootstrap": 60}), quiet=True)
     with RunStore.open_existing(res.run_dir) as s:
         recs, snaps, scale = s.matches(), s.snapshots("bt"), s.margin_scale()
     assert len(recs) == res.total and [r.plan_seq for r in recs] == list(range(res.total))
-    for step, row in snaps.items():                             # every snapshot = BT of the first `step` games
+    for step, row in snaps.items():  # every snapshot = BT of the first `step` games
         fit = R.bradley_terry(R.pairwise_outcomes(recs[:step], scale), res.names, bootstrap=0)
         assert [row[a][0] for a in res.names] == list(fit.rating)
         assert [row[a][3] for a in res.names] == [sum(r.seats.count(a) for r in recs[:step]) for a in res.names]
@@ -127,7 +149,7 @@ def test_unit_histogram_bootstrap_is_the_per_unit_bootstrap_in_distribution():
         units += [d, d]
     fit = R.bradley_terry(outcomes, ["a", "b"], bootstrap=400, units=units, strata=["x"] * len(units))
     hist = R._unit_histogram(outcomes, units, ["x"] * len(units))
-    assert hist.units == 400 and len(hist.strata["x"]) == 2     # 400 deals, 2 distinct signatures
+    assert hist.units == 400 and len(hist.strata["x"]) == 2  # 400 deals, 2 distinct signatures
     width = fit.hi[0] - fit.lo[0]
     se = 400 / np.log(10) * np.sqrt(1 / (400 * 0.7 * 0.3 * 2 * 2)) * 2  # rough normal-theory width/2 scale
     assert 0.5 * se < width < 4 * se
@@ -150,8 +172,13 @@ def test_planner_deals_match_a_per_deal_table():
 
 
 def test_bench_tournament_scale_runs_and_checks_its_output():
-    proc = subprocess.run([sys.executable, "-m", "arena.cli", "bench", "tournament-scale", "--sizes", "200,400",
-                           "--json"], capture_output=True, text=True, cwd=ROOT, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "bench", "tournament-scale", "--sizes", "200,400", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert [r["games"] for r in out["curve"]] == [200, 400]

@@ -1,5 +1,6 @@
 """Tree compiler: sizes against independent counts, layout invariants, a pure-Python game,
 and clear refusals."""
+
 import numpy as np
 import pytest
 
@@ -33,14 +34,14 @@ def test_layout_invariants():
     for d, (s, e) in enumerate(tree.levels):
         depth[s:e] = d
     nonroot = tree.parent >= 0
-    assert (depth[tree.parent[nonroot]] == depth[nonroot] - 1).all()          # parents one level up
+    assert (depth[tree.parent[nonroot]] == depth[nonroot] - 1).all()  # parents one level up
     for s, e in tree.levels[1:]:
-        assert (np.diff(tree.parent[s:e]) >= 0).all()                          # siblings contiguous
-    for p, (s0, s1) in enumerate(tree.player_slots):                            # slots grouped by player
+        assert (np.diff(tree.parent[s:e]) >= 0).all()  # siblings contiguous
+    for p, (s0, s1) in enumerate(tree.player_slots):  # slots grouped by player
         assert (tree.info_player[tree.slot_info[s0:s1]] == p).all()
     assert (tree.utility[:, tree.player != TERMINAL] == 0).all()
-    assert np.allclose(tree.utility.sum(axis=0), 0)                             # zero-sum terminals
-    for i in range(0, tree.num_infosets, 97):                                   # keys are OpenSpiel's
+    assert np.allclose(tree.utility.sum(axis=0), 0)  # zero-sum terminals
+    for i in range(0, tree.num_infosets, 97):  # keys are OpenSpiel's
         state = tree.state_of(i, arena.load_game("leduc_poker"))
         assert state.pyspiel_state.information_state_string(int(tree.info_player[i])) == tree.info_keys[i]
 
@@ -69,7 +70,7 @@ class _PenniesState(State):
 
     def legal_actions(self, player=None):
         if self.leak and len(self.moves) == 1 and self.moves[0] == 1:
-            return [0, 1, 2]          # same key, different actions: not a valid info state
+            return [0, 1, 2]  # same key, different actions: not a valid info state
         return [0, 1]
 
     def apply_action(self, action):

@@ -1,6 +1,7 @@
 """Werewolf end to end: PettingZoo conformance of every talk mode, 1,000 random games through
 the runner, the scripted baseline's measured margin, win-rate reports, OpenSkill team ratings,
 and a person playing through ``arena play`` in a real pseudo-terminal."""
+
 from __future__ import annotations
 
 import pexpect
@@ -13,9 +14,15 @@ from arena.games.werewolf.report import win_rates
 from conftest import arena_cmd
 
 
-@pytest.mark.parametrize("name", ["werewolf", "werewolf(players=5,talk=none)",
-                                  "werewolf(players=9,vote_rule=runoff,discussion_rounds=2)",
-                                  "werewolf(players=6,vote_rule=random_tiebreak,reveal_role_on_death=true)"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "werewolf",
+        "werewolf(players=5,talk=none)",
+        "werewolf(players=9,vote_rule=runoff,discussion_rounds=2)",
+        "werewolf(players=6,vote_rule=random_tiebreak,reveal_role_on_death=true)",
+    ],
+)
 def test_pettingzoo_api(name):
     api_test(arena.make_env(name), num_cycles=1000)
 
@@ -136,21 +143,38 @@ def test_tournament_rotates_roles_and_the_report_reads_the_run(tmp_path, subproc
     cfg = tmp_path / "ww.yaml"
     cfg.write_text(
         "game: werewolf(players=5)\n"
-        "agents:\n" + "".join(f"  - {{name: werewolf_scripted, label: s{k}}}\n" for k in range(3))
+        "agents:\n"
+        + "".join(f"  - {{name: werewolf_scripted, label: s{k}}}\n" for k in range(3))
         + "  - {name: random, label: r0}\n  - {name: random, label: r1}\n"
         f"format: {{kind: round_robin, games: 4}}\nratings: {{rank_by: openskill}}\nout: {tmp_path / 'run'}\n"
-        "tensorboard: false\nplots: false\nprogress: false\n")
-    run = subprocess.run(arena_cmd() + ["tournament", str(cfg), "--quiet"], env=subprocess_env,
-                         capture_output=True, text=True, timeout=120)
+        "tensorboard: false\nplots: false\nprogress: false\n"
+    )
+    run = subprocess.run(
+        arena_cmd() + ["tournament", str(cfg), "--quiet"],
+        env=subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
-    rep = subprocess.run(arena_cmd() + ["werewolf-report", str(tmp_path / "run"), "--json"], env=subprocess_env,
-                         capture_output=True, text=True, timeout=60)
+    rep = subprocess.run(
+        arena_cmd() + ["werewolf-report", str(tmp_path / "run"), "--json"],
+        env=subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert rep.returncode == 0, rep.stderr
     data = json.loads(rep.stdout)
     assert data["games"] == 20
     for name in ("s0", "s1", "s2", "r0", "r1"):
         by_role = data["agents"][name]["by_role"]
         assert {r: x["seats"] for r, x in by_role.items()} == {"Werewolf": 4, "Seer": 4, "Doctor": 4, "Villager": 8}
-    bad = subprocess.run(arena_cmd() + ["werewolf-report", str(tmp_path / "missing")], env=subprocess_env,
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        arena_cmd() + ["werewolf-report", str(tmp_path / "missing")],
+        env=subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "run directory not found" in bad.stderr and "Traceback" not in bad.stderr

@@ -1,5 +1,6 @@
 """Werewolf rules: scripted histories with known outcomes, and hypothesis properties over
 random play, random seeds and random variant knobs."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -127,8 +128,16 @@ def test_runoff_and_random_tiebreak_and_majority_rules():
 
 
 def test_knobs_first_night_doctor_seer_reveal_abstain():
-    s = dealt([W, S, D, V, V], first_night_kill=False, doctor_self_protect=False, doctor_repeat_target=False,
-              seer_learns="role", reveal_role_on_death=True, allow_abstain=False, talk="none")
+    s = dealt(
+        [W, S, D, V, V],
+        first_night_kill=False,
+        doctor_self_protect=False,
+        doctor_repeat_target=False,
+        seer_learns="role",
+        reveal_role_on_death=True,
+        allow_abstain=False,
+        talk="none",
+    )
     assert s.decision() == "protect" and 2 not in s.legal_actions()
     play(s, 3, 2)
     assert "player_2 is a Doctor" in s.observation_text(1)
@@ -162,34 +171,39 @@ def test_illegal_actions_and_text_are_refused():
     assert 'player_0 says: "I accuse player_3' in s.observation_text(2)
 
 
-@pytest.mark.parametrize("params, fragment", [
-    ({"players": 4}, "'players' must be between 5 and 9"),
-    ({"talk": "loud"}, "'talk' must be one of"),
-    ({"wolves": 3, "players": 6}, "'wolves'"),
-    ({"vote_rule": "dice"}, "'vote_rule'"),
-    ({"max_days": "ten"}, "'max_days' must be int"),
-])
+@pytest.mark.parametrize(
+    "params, fragment",
+    [
+        ({"players": 4}, "'players' must be between 5 and 9"),
+        ({"talk": "loud"}, "'talk' must be one of"),
+        ({"wolves": 3, "players": 6}, "'wolves'"),
+        ({"vote_rule": "dice"}, "'vote_rule'"),
+        ({"max_days": "ten"}, "'max_days' must be int"),
+    ],
+)
 def test_bad_parameters_are_one_clear_error(params, fragment):
     with pytest.raises(ArenaError, match=fragment):
         arena.load_game("werewolf", **params)
 
 
 # -- properties -------------------------------------------------------------------------------
-KNOBS = st.fixed_dictionaries({
-    "players": st.integers(5, 9),
-    "talk": st.sampled_from(["structured", "none", "text"]),
-    "vote_rule": st.sampled_from(["plurality", "random_tiebreak", "majority", "runoff"]),
-    "discussion_rounds": st.integers(0, 2),
-    "max_days": st.integers(1, 6),
-    "first_night_kill": st.booleans(),
-    "doctor_self_protect": st.booleans(),
-    "doctor_repeat_target": st.booleans(),
-    "seer_learns": st.sampled_from(["team", "role"]),
-    "reveal_role_on_death": st.booleans(),
-    "wolf_decision": st.sampled_from(["last", "plurality"]),
-    "wolf_win": st.sampled_from(["parity", "majority"]),
-    "allow_abstain": st.booleans(),
-})
+KNOBS = st.fixed_dictionaries(
+    {
+        "players": st.integers(5, 9),
+        "talk": st.sampled_from(["structured", "none", "text"]),
+        "vote_rule": st.sampled_from(["plurality", "random_tiebreak", "majority", "runoff"]),
+        "discussion_rounds": st.integers(0, 2),
+        "max_days": st.integers(1, 6),
+        "first_night_kill": st.booleans(),
+        "doctor_self_protect": st.booleans(),
+        "doctor_repeat_target": st.booleans(),
+        "seer_learns": st.sampled_from(["team", "role"]),
+        "reveal_role_on_death": st.booleans(),
+        "wolf_decision": st.sampled_from(["last", "plurality"]),
+        "wolf_win": st.sampled_from(["parity", "majority"]),
+        "allow_abstain": st.booleans(),
+    }
+)
 
 
 def random_history(game, seed):
@@ -262,8 +276,12 @@ def swapped_history(history, a, b):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(players=st.integers(5, 9), talk=st.sampled_from(["structured", "none", "text"]),
-       seed=st.integers(0, 2**31 - 1), data=st.data())
+@given(
+    players=st.integers(5, 9),
+    talk=st.sampled_from(["structured", "none", "text"]),
+    seed=st.integers(0, 2**31 - 1),
+    data=st.data(),
+)
 def test_observations_leak_nothing_a_role_may_not_know(players, talk, seed, data):
     """Exchanging the hidden roles of two seats that ``p`` cannot tell apart (any two others for
     a Villager or Doctor; two non-wolves for a Werewolf or a team-mode Seer), and replaying the

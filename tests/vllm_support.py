@@ -1,6 +1,7 @@
 """Shared by the vLLM tests: fixed observations to score, and running a script that starts a
 vLLM engine in its own subprocess (vLLM starts worker processes and wants a ``__main__``
 guard) and process group (so the workers go down with it)."""
+
 from __future__ import annotations
 
 import json
@@ -36,11 +37,20 @@ def run_engine_script(tmp: Path, source: str, model_dir: Path, timeout: float = 
     """Run ``source`` as ``python script MODEL_DIR OUT_JSON`` and return the JSON it wrote."""
     script, out, log = tmp / "run.py", tmp / "out.json", tmp / "vllm.log"
     script.write_text(source)
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", TOKENIZERS_PARALLELISM="false",
-               PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ,
+        VLLM_CPU_KVCACHE_SPACE="1",
+        TOKENIZERS_PARALLELISM="false",
+        PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+    )
     with open(log, "w") as fh:
-        proc = subprocess.Popen([sys.executable, str(script), str(model_dir), str(out)], env=env,
-                                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, str(script), str(model_dir), str(out)],
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

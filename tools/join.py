@@ -5,6 +5,7 @@ observation, the moves as a numbered menu, names/prefixes/numbers accepted, a re
 input, the final position and "Result: you won (+1)". Moves are checked again by the host; if it
 refuses one (say the clock already played for you), the reason is shown and play goes on.
 """
+
 from __future__ import annotations
 
 import argparse

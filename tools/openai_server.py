@@ -16,6 +16,7 @@ thread waits ``batch_wait`` seconds for more requests and sends them to the back
 ``arena llm-serve MODEL_DIR --port 8000`` runs it; the line ``listening on URL`` is printed
 once it accepts connections.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -83,8 +84,13 @@ class Batcher:
             for (max_tokens, temperature, stop), js in groups.items():
                 try:
                     with self.lock:
-                        gens = self.backend.generate_ids([j.ids for j in js], max_tokens=max_tokens,
-                                                         temperature=temperature, seeds=[j.seed for j in js], stop=stop)
+                        gens = self.backend.generate_ids(
+                            [j.ids for j in js],
+                            max_tokens=max_tokens,
+                            temperature=temperature,
+                            seeds=[j.seed for j in js],
+                            stop=stop,
+                        )
                     self.batches += 1
                     for j, g in zip(js, gens):
                         j.result = g
@@ -131,15 +137,15 @@ def _pieces(tokenizer: Any, ids: list[int], text: str) -> list[str]:
     adds nothing; the remainder goes to the last token)."""
     out, emitted = [], ""
     for k in range(len(ids)):
-        cand = tokenizer.decode(ids[:k + 1], skip_special_tokens=True)[:len(text)]
+        cand = tokenizer.decode(ids[: k + 1], skip_special_tokens=True)[: len(text)]
         if len(cand) > len(emitted) and text.startswith(cand) and not cand.endswith("\ufffd"):
-            out.append(cand[len(emitted):])
+            out.append(cand[len(emitted) :])
             emitted = cand
         else:
             out.append("")
     if emitted != text:
         if out:
-            out[-1] += text[len(emitted):]
+            out[-1] += text[len(emitted) :]
         else:
             out.append(text)
     return out
@@ -162,8 +168,12 @@ class _Request:
         if not isinstance(model, str) or not model:
             raise _bad("you must provide a 'model' parameter", "model")
         if model != model_name:
-            raise _HTTPError(404, f"The model '{model}' does not exist (this server serves '{model_name}')",
-                             "model", "model_not_found")
+            raise _HTTPError(
+                404,
+                f"The model '{model}' does not exist (this server serves '{model_name}')",
+                "model",
+                "model_not_found",
+            )
         self.chat = chat
         if chat:
             msgs = body.get("messages")
@@ -207,15 +217,27 @@ class _Request:
             self.logprobs, self.top = lp is not None, lp or 0
             self.echo = bool(body.get("echo"))
         if self.max_tokens == 0 and not (self.echo and self.logprobs):
-            raise _bad("'max_tokens' 0 generates nothing; it is for prompt log-probs (echo with logprobs)",
-                       "max_tokens")
+            raise _bad(
+                "'max_tokens' 0 generates nothing; it is for prompt log-probs (echo with logprobs)", "max_tokens"
+            )
 
 
 class _Choice:
     """One generated choice and the per-token data its response and stream chunks show."""
 
-    __slots__ = ("index", "prompt", "prompt_ids", "gen", "text", "finish", "token_ids", "token_lps", "tops",
-                 "echo_lps", "echo_tops")
+    __slots__ = (
+        "index",
+        "prompt",
+        "prompt_ids",
+        "gen",
+        "text",
+        "finish",
+        "token_ids",
+        "token_lps",
+        "tops",
+        "echo_lps",
+        "echo_tops",
+    )
 
     def __init__(self, index: int, prompt: str, prompt_ids: list[int], gen: Any) -> None:
         self.index, self.prompt, self.prompt_ids, self.gen = index, prompt, prompt_ids, gen
@@ -250,8 +272,12 @@ class Service:
         if req.logprobs:
             self._add_logprobs(req, choices)
         rid = f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}"
-        head = {"id": rid, "object": "chat.completion" if chat else "text_completion", "created": int(time.time()),
-                "model": self.model_name}
+        head = {
+            "id": rid,
+            "object": "chat.completion" if chat else "text_completion",
+            "created": int(time.time()),
+            "model": self.model_name,
+        }
         n_in = sum(len(c.prompt_ids) for c in choices if c.index % req.n == 0)  # each prompt once
         n_out = sum(c.gen.tokens_out for c in choices if c.gen is not None)
         usage = {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out}
@@ -260,13 +286,21 @@ class Service:
         out = []
         for c in choices:
             if chat:
-                ch: dict[str, Any] = {"index": c.index, "message": {"role": "assistant", "content": c.text},
-                                      "logprobs": {"content": self._chat_lp(req, c, range(len(c.token_ids)))}
-                                      if req.logprobs else None, "finish_reason": c.finish}
+                ch: dict[str, Any] = {
+                    "index": c.index,
+                    "message": {"role": "assistant", "content": c.text},
+                    "logprobs": {"content": self._chat_lp(req, c, range(len(c.token_ids)))} if req.logprobs else None,
+                    "finish_reason": c.finish,
+                }
             else:
-                ch = {"index": c.index, "text": c.prompt + c.text if req.echo else c.text,
-                      "logprobs": self._completion_lp(req, c, echo=req.echo, tokens=range(len(c.token_ids)))
-                      if req.logprobs else None, "finish_reason": c.finish}
+                ch = {
+                    "index": c.index,
+                    "text": c.prompt + c.text if req.echo else c.text,
+                    "logprobs": self._completion_lp(req, c, echo=req.echo, tokens=range(len(c.token_ids)))
+                    if req.logprobs
+                    else None,
+                    "finish_reason": c.finish,
+                }
             out.append(ch)
         return {**head, "choices": out, "usage": usage}
 
@@ -325,10 +359,13 @@ class Service:
             pieces = [self._piece(t) for t in c.prompt_ids]
             values = [None] + c.echo_lps
             offsets = _token_offsets(self.backend.tokenizer, c.prompt, c.prompt_ids)
-            tops = [None] + [{self._piece(t): v for t, v in row} for row in c.echo_tops] if req.top \
+            tops = (
+                [None] + [{self._piece(t): v for t, v in row} for row in c.echo_tops]
+                if req.top
                 else [None] * len(pieces)
+            )
         base = len(c.prompt) if req.echo else 0
-        base += sum(len(self._piece(t)) for t in c.token_ids[:min(tokens, default=0)])
+        base += sum(len(self._piece(t)) for t in c.token_ids[: min(tokens, default=0)])
         for j in tokens:
             piece = self._piece(c.token_ids[j])
             pieces.append(piece)
@@ -338,8 +375,9 @@ class Service:
             base += len(piece)
         return {"tokens": pieces, "token_logprobs": values, "text_offset": offsets, "top_logprobs": tops}
 
-    def _chunks(self, req: _Request, head: dict[str, Any], choices: list[_Choice],
-                usage: dict[str, Any]) -> list[dict[str, Any]]:
+    def _chunks(
+        self, req: _Request, head: dict[str, Any], choices: list[_Choice], usage: dict[str, Any]
+    ) -> list[dict[str, Any]]:
         """Server-sent event payloads: per choice a chunk per generated token, then one with the
         finish reason (and, with ``stream_options.include_usage``, a last chunk with usage and no
         choices, as OpenAI sends)."""
@@ -353,19 +391,34 @@ class Service:
         for c in choices:
             pieces = _pieces(self.backend.tokenizer, c.token_ids, c.text)
             if req.chat:
-                chunk({"index": c.index, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
-                       "finish_reason": None})
+                chunk(
+                    {
+                        "index": c.index,
+                        "delta": {"role": "assistant", "content": ""},
+                        "logprobs": None,
+                        "finish_reason": None,
+                    }
+                )
                 for j, piece in enumerate(pieces):
                     lp = {"content": self._chat_lp(req, c, [j])} if req.logprobs and j < len(c.token_ids) else None
                     chunk({"index": c.index, "delta": {"content": piece}, "logprobs": lp, "finish_reason": None})
                 chunk({"index": c.index, "delta": {}, "logprobs": None, "finish_reason": c.finish})
             else:
                 if req.echo:
-                    chunk({"index": c.index, "text": c.prompt, "finish_reason": None,
-                           "logprobs": self._completion_lp(req, c, echo=True, tokens=[]) if req.logprobs else None})
+                    chunk(
+                        {
+                            "index": c.index,
+                            "text": c.prompt,
+                            "finish_reason": None,
+                            "logprobs": self._completion_lp(req, c, echo=True, tokens=[]) if req.logprobs else None,
+                        }
+                    )
                 for j, piece in enumerate(pieces):
-                    lp = self._completion_lp(req, c, echo=False, tokens=[j]) \
-                        if req.logprobs and j < len(c.token_ids) else None
+                    lp = (
+                        self._completion_lp(req, c, echo=False, tokens=[j])
+                        if req.logprobs and j < len(c.token_ids)
+                        else None
+                    )
                     chunk({"index": c.index, "text": piece, "logprobs": lp, "finish_reason": None})
                 chunk({"index": c.index, "text": "", "logprobs": None, "finish_reason": c.finish})
         if req.include_usage:
@@ -407,7 +460,7 @@ def make_handler(service: Service) -> type[BaseHTTPRequestHandler]:
                 if route == "/v1/models":
                     self._send(200, service.models())
                 elif route.startswith("/v1/models/"):
-                    self._send(200, service.model(route[len("/v1/models/"):]))
+                    self._send(200, service.model(route[len("/v1/models/") :]))
                 else:
                     raise _HTTPError(404, f"no route {self.path}")
             except _HTTPError as exc:
@@ -433,14 +486,24 @@ def make_handler(service: Service) -> type[BaseHTTPRequestHandler]:
             except _HTTPError as exc:
                 self._send(exc.status, exc.body())
             except Exception as exc:  # the server stays up; the client sees a 500 it may retry
-                self._send(500, {"error": {"message": f"{type(exc).__name__}: {exc}", "type": "server_error",
-                                           "param": None, "code": None}})
+                self._send(
+                    500,
+                    {
+                        "error": {
+                            "message": f"{type(exc).__name__}: {exc}",
+                            "type": "server_error",
+                            "param": None,
+                            "code": None,
+                        }
+                    },
+                )
 
     return Handler
 
 
-def serve(backend: Any, host: str = "127.0.0.1", port: int = 0, model_name: str = "arena",
-          batch_wait: float = 0.005) -> ThreadingHTTPServer:
+def serve(
+    backend: Any, host: str = "127.0.0.1", port: int = 0, model_name: str = "arena", batch_wait: float = 0.005
+) -> ThreadingHTTPServer:
     """Start serving in a background thread; returns the server (``server.server_address``)."""
     server = ThreadingHTTPServer((host, port), make_handler(Service(backend, model_name, batch_wait)))
     server.daemon_threads = True
@@ -479,5 +542,11 @@ def _run(args: argparse.Namespace) -> int:
 
 @hookimpl
 def arena_commands() -> list[Command]:
-    return [Command("llm-serve", "serve a local model over an OpenAI-compatible HTTP API (for the openai backend)",
-                    _add_arguments, _run)]
+    return [
+        Command(
+            "llm-serve",
+            "serve a local model over an OpenAI-compatible HTTP API (for the openai backend)",
+            _add_arguments,
+            _run,
+        )
+    ]

@@ -1,4 +1,5 @@
 """``arena play``: a person plays any game against any agent in the terminal."""
+
 from __future__ import annotations
 
 import argparse
@@ -15,8 +16,9 @@ from arena.tools.terminal import TerminalIO, confirm
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", required=True, help="game name, e.g. kuhn_poker")
-    p.add_argument("--opponent", nargs="+", default=["random"],
-                   help="agent spec for every other seat (one, or one per other seat)")
+    p.add_argument(
+        "--opponent", nargs="+", default=["random"], help="agent spec for every other seat (one, or one per other seat)"
+    )
     p.add_argument("--seat", type=int, default=0, help="your seat (player id), default 0")
     p.add_argument("--seed", type=int, help="seed of the first game (default: random)")
 
@@ -33,11 +35,13 @@ def run(args: argparse.Namespace) -> int:
     human = HumanAgent(io)
     others = [load_agent(s, game) for s in specs]
     seed = args.seed if args.seed is not None else random.randrange(2**31)
-    io.say(f"arena play: {game.spec.full_name} — you are player {args.seat}; "
-           f"opponents: {', '.join(a.name for a in others)}.")
+    io.say(
+        f"arena play: {game.spec.full_name} — you are player {args.seat}; "
+        f"opponents: {', '.join(a.name for a in others)}."
+    )
     total, played = 0.0, 0
     while True:
-        agents = others[:args.seat] + [human] + others[args.seat:]
+        agents = others[: args.seat] + [human] + others[args.seat :]
         try:
             result = play_games(game, agents, num_games=1, seed=seed + played)[0]
         except EOFError:

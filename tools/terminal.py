@@ -1,4 +1,5 @@
 """Terminal I/O for people playing: show an observation, read a move, re-prompt on bad input."""
+
 from __future__ import annotations
 
 import sys

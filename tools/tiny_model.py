@@ -8,6 +8,7 @@ call gives the same model byte for byte.
 
 ``arena tiny-model OUT_DIR`` builds one from the command line.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,9 @@ def build_tokenizer(chat_template: bool = True):
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
     tok.decoder = decoders.Fuse()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>",
-                                   eos_token="</s>", unk_token="<unk>")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>"
+    )
     if chat_template:
         fast.chat_template = CHAT_TEMPLATE
     return fast
@@ -88,11 +90,21 @@ def build_bpe_tokenizer(chat_template: bool = True, vocab_size: int = 640, corpu
     tok = Tokenizer(models.BPE(unk_token=None))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL + BPE_SPECIAL, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL + BPE_SPECIAL,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(corpus if corpus is not None else bpe_corpus(), trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>", eos_token="</s>",
-                                   unk_token="<unk>", additional_special_tokens=BPE_SPECIAL)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        additional_special_tokens=BPE_SPECIAL,
+    )
     if chat_template:
         fast.chat_template = BPE_CHAT_TEMPLATE
     return fast
@@ -101,9 +113,17 @@ def build_bpe_tokenizer(chat_template: bool = True, vocab_size: int = 640, corpu
 TOKENIZERS = ("char", "bpe")
 
 
-def build_tiny_model(out_dir: str | Path, hidden: int = 128, layers: int = 2, heads: int = 2,
-                     intermediate: int = 256, max_positions: int = 2048, seed: int = 0,
-                     chat_template: bool = True, tokenizer: str = "char") -> Path:
+def build_tiny_model(
+    out_dir: str | Path,
+    hidden: int = 128,
+    layers: int = 2,
+    heads: int = 2,
+    intermediate: int = 256,
+    max_positions: int = 2048,
+    seed: int = 0,
+    chat_template: bool = True,
+    tokenizer: str = "char",
+) -> Path:
     """Write a tiny random Llama (``hidden / heads`` must be 64) and its tokenizer to ``out_dir``:
     ``tokenizer`` ``char`` (one token per character) or ``bpe`` (byte-level BPE trained here)."""
     import torch
@@ -117,11 +137,20 @@ def build_tiny_model(out_dir: str | Path, hidden: int = 128, layers: int = 2, he
     out.mkdir(parents=True, exist_ok=True)
     tok = build_bpe_tokenizer(chat_template) if tokenizer == "bpe" else build_tokenizer(chat_template)
     config = LlamaConfig(
-        vocab_size=len(tok), hidden_size=hidden, intermediate_size=intermediate,
-        num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads, head_dim=64,
-        max_position_embeddings=max_positions, rms_norm_eps=1e-5, tie_word_embeddings=False,
-        pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id, torch_dtype="float32",
+        vocab_size=len(tok),
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        head_dim=64,
+        max_position_embeddings=max_positions,
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=False,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        torch_dtype="float32",
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
@@ -131,15 +160,27 @@ def build_tiny_model(out_dir: str | Path, hidden: int = 128, layers: int = 2, he
                 p.normal_(0.0, 0.08)
     model.save_pretrained(out, safe_serialization=True)
     tok.save_pretrained(out)
-    (out / "arena_tiny_model.json").write_text(json.dumps(
-        {"seed": seed, "hidden": hidden, "layers": layers, "heads": heads, "intermediate": intermediate,
-         "tokenizer": tokenizer, "vocab_size": len(tok),
-         "parameters": sum(p.numel() for p in model.parameters())}, indent=2))
+    (out / "arena_tiny_model.json").write_text(
+        json.dumps(
+            {
+                "seed": seed,
+                "hidden": hidden,
+                "layers": layers,
+                "heads": heads,
+                "intermediate": intermediate,
+                "tokenizer": tokenizer,
+                "vocab_size": len(tok),
+                "parameters": sum(p.numel() for p in model.parameters()),
+            },
+            indent=2,
+        )
+    )
     return out
 
 
-def tiny_model_dir(seed: int = 0, chat_template: bool = True, root: str | Path | None = None,
-                   tokenizer: str = "char") -> Path:
+def tiny_model_dir(
+    seed: int = 0, chat_template: bool = True, root: str | Path | None = None, tokenizer: str = "char"
+) -> Path:
     """The tiny model for ``seed``, built once into a temp directory and reused (tests share it
     across files and runs; the build is atomic, so parallel builders never see half a model)."""
     import os
@@ -169,20 +210,40 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--intermediate", type=int, default=256)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-chat-template", action="store_true", help="save the tokenizer without a chat template")
-    p.add_argument("--tokenizer", choices=TOKENIZERS, default="char",
-                   help="char: one token per character; bpe: byte-level BPE trained here on generated game prompts")
+    p.add_argument(
+        "--tokenizer",
+        choices=TOKENIZERS,
+        default="char",
+        help="char: one token per character; bpe: byte-level BPE trained here on generated game prompts",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
-    out = build_tiny_model(args.out_dir, args.hidden, args.layers, args.heads, args.intermediate,
-                           seed=args.seed, chat_template=not args.no_chat_template, tokenizer=args.tokenizer)
+    out = build_tiny_model(
+        args.out_dir,
+        args.hidden,
+        args.layers,
+        args.heads,
+        args.intermediate,
+        seed=args.seed,
+        chat_template=not args.no_chat_template,
+        tokenizer=args.tokenizer,
+    )
     meta = json.loads((out / "arena_tiny_model.json").read_text())
-    print(f"wrote tiny model ({meta['parameters']:,} parameters, {meta['tokenizer']} tokenizer, "
-          f"{meta['vocab_size']} tokens) to {out}")
+    print(
+        f"wrote tiny model ({meta['parameters']:,} parameters, {meta['tokenizer']} tokenizer, "
+        f"{meta['vocab_size']} tokens) to {out}"
+    )
     return 0
 
 
 @hookimpl
 def arena_commands() -> list[Command]:
-    return [Command("tiny-model", "build a tiny random causal LM with a character tokenizer (for tests and demos)",
-                    _add_arguments, _run)]
+    return [
+        Command(
+            "tiny-model",
+            "build a tiny random causal LM with a character tokenizer (for tests and demos)",
+            _add_arguments,
+            _run,
+        )
+    ]

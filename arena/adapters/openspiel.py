@@ -5,6 +5,7 @@ The adapter keeps OpenSpiel's own state underneath, so tree access (clone, expli
 be evaluated by OpenSpiel itself. Game plugins built on OpenSpiel (``games/cards.py``) subclass
 :class:`OpenSpielGame` / :class:`OpenSpielState` and override only the renderings.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -99,8 +100,9 @@ class OpenSpielGame(Game):
 
     state_class: type[OpenSpielState] = OpenSpielState
 
-    def __init__(self, name: str, params: dict[str, Any] | None = None, arena_name: str | None = None,
-                 description: str = "") -> None:
+    def __init__(
+        self, name: str, params: dict[str, Any] | None = None, arena_name: str | None = None, description: str = ""
+    ) -> None:
         params = dict(params or {})
         try:
             self.pyspiel_game = pyspiel.load_game(name, params)

@@ -6,6 +6,7 @@
 ``reset(seed)``, so there are no explicit chance nodes and no tree view. Each state owns its own
 env instance (``clone`` deep-copies it).
 """
+
 from __future__ import annotations
 
 import copy
@@ -93,8 +94,15 @@ class PettingZooState(State):
 
 
 class PettingZooGame(Game):
-    def __init__(self, env_fn: Callable[[], Any], name: str, min_utility: float = -1.0,
-                 max_utility: float = 1.0, zero_sum: bool = False, **env_kwargs: Any) -> None:
+    def __init__(
+        self,
+        env_fn: Callable[[], Any],
+        name: str,
+        min_utility: float = -1.0,
+        max_utility: float = 1.0,
+        zero_sum: bool = False,
+        **env_kwargs: Any,
+    ) -> None:
         self.env_fn = lambda: env_fn(**env_kwargs)
         probe = self.env_fn()
         probe.reset(seed=0)
@@ -102,15 +110,26 @@ class PettingZooGame(Game):
         try:
             n_actions = max(probe.action_space(a).n for a in agents)
         except AttributeError:
-            raise ArenaError(f"PettingZoo env '{name}' has non-discrete action spaces; arena needs Discrete actions") from None
+            raise ArenaError(
+                f"PettingZoo env '{name}' has non-discrete action spaces; arena needs Discrete actions"
+            ) from None
         space = probe.observation_space(agents[0])
         inner = space["observation"] if hasattr(space, "spaces") and "observation" in space.spaces else space
         shape = (int(np.prod(inner.shape)),) if getattr(inner, "shape", None) else (0,)
         probe.close()
-        self.spec = GameSpec(name=name, num_players=len(agents), num_distinct_actions=int(n_actions),
-                             observation_shape=shape, min_utility=min_utility, max_utility=max_utility,
-                             zero_sum=zero_sum, max_game_length=-1, tree=False, params=dict(env_kwargs),
-                             description=f"PettingZoo env {name}")
+        self.spec = GameSpec(
+            name=name,
+            num_players=len(agents),
+            num_distinct_actions=int(n_actions),
+            observation_shape=shape,
+            min_utility=min_utility,
+            max_utility=max_utility,
+            zero_sum=zero_sum,
+            max_game_length=-1,
+            tree=False,
+            params=dict(env_kwargs),
+            description=f"PettingZoo env {name}",
+        )
 
     def new_initial_state(self, seed: int | None = None) -> PettingZooState:
         env = self.env_fn()
@@ -137,5 +156,8 @@ def load_pettingzoo(target: str, **params: Any) -> PettingZooGame:
 
 @hookimpl
 def arena_game_namespaces() -> list[GameNamespace]:
-    return [GameNamespace("pettingzoo", load_pettingzoo,
-                          "any PettingZoo AEC env: pettingzoo:<module>[:factory] (no tree view)")]
+    return [
+        GameNamespace(
+            "pettingzoo", load_pettingzoo, "any PettingZoo AEC env: pettingzoo:<module>[:factory] (no tree view)"
+        )
+    ]

@@ -1,4 +1,5 @@
 """``arena tournament CONFIG [key=value ...]`` and ``arena leaderboard RUN_DIR [--json]``."""
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,14 @@ def _tournament_run(args: argparse.Namespace) -> int:
         from arena.cli_api import emit_json
         from arena.leaderboard import to_json
 
-        emit_json(dict(to_json(result.board), run_dir=result.run_dir, format_ranking=result.format_ranking,
-                       played=result.played))
+        emit_json(
+            dict(
+                to_json(result.board),
+                run_dir=result.run_dir,
+                format_ranking=result.format_ranking,
+                played=result.played,
+            )
+        )
         return 0
     if not args.quiet:
         from arena.cli_api import console
@@ -64,9 +71,17 @@ def _leaderboard_run(args: argparse.Namespace) -> int:
                 cfg_kind = cfg.format.kind
             except ArenaError:
                 rc = None  # a league's or other tool's config: default rating settings
-        kw = {} if rc is None else {"elo_k": rc.elo_k, "bootstrap": rc.bootstrap,
-                                    "openskill_model": rc.openskill_model, "alpha": rc.alpha,
-                                    "rank_by": rc.rank_by}
+        kw = (
+            {}
+            if rc is None
+            else {
+                "elo_k": rc.elo_k,
+                "bootstrap": rc.bootstrap,
+                "openskill_model": rc.openskill_model,
+                "alpha": rc.alpha,
+                "rank_by": rc.rank_by,
+            }
+        )
         if args.bootstrap is not None:
             kw["bootstrap"] = args.bootstrap
         meta = store.meta()
@@ -91,7 +106,11 @@ def _leaderboard_run(args: argparse.Namespace) -> int:
 @hookimpl
 def arena_commands() -> list[Command]:
     return [
-        Command("tournament", "run or resume a tournament from a YAML config into a run directory",
-                _tournament_args, _tournament_run),
+        Command(
+            "tournament",
+            "run or resume a tournament from a YAML config into a run directory",
+            _tournament_args,
+            _tournament_run,
+        ),
         Command("leaderboard", "show the leaderboard of a run directory", _leaderboard_args, _leaderboard_run),
     ]

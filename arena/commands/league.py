@@ -1,4 +1,5 @@
 """``arena league CONFIG [key=value ...]``: run or resume a league (see :mod:`arena.league`)."""
+
 from __future__ import annotations
 
 import argparse
@@ -27,16 +28,25 @@ def _run(args: argparse.Namespace) -> int:
         from arena.cli_api import emit_json
         from arena.leaderboard import to_json
 
-        emit_json(dict(to_json(result.board) if result.board else {}, run_dir=result.run_dir,
-                       steps_run=result.steps_run, train_games=result.train_games, eval_games=result.eval_games))
+        emit_json(
+            dict(
+                to_json(result.board) if result.board else {},
+                run_dir=result.run_dir,
+                steps_run=result.steps_run,
+                train_games=result.train_games,
+                eval_games=result.eval_games,
+            )
+        )
         return 0
     if not args.quiet and result.board:
         from arena.cli_api import console
         from arena.leaderboard import rich_table
 
         console().print(rich_table(result.board, f"{cfg.game} — league"))
-    print(f"{result.steps_run} steps run now; {result.train_games} training and {result.eval_games} evaluation "
-          f"games in the store; run directory: {result.run_dir} (leaderboard.md, payoff.png, ratings.png, tb/)")
+    print(
+        f"{result.steps_run} steps run now; {result.train_games} training and {result.eval_games} evaluation "
+        f"games in the store; run directory: {result.run_dir} (leaderboard.md, payoff.png, ratings.png, tb/)"
+    )
     return 0
 
 
@@ -48,5 +58,12 @@ def _league_config() -> type:
 
 @hookimpl
 def arena_commands() -> list[Command]:
-    return [Command("league", "run or resume a league (population training + evaluation) from a YAML config",
-                    _args, _run, config=_league_config())]
+    return [
+        Command(
+            "league",
+            "run or resume a league (population training + evaluation) from a YAML config",
+            _args,
+            _run,
+            config=_league_config(),
+        )
+    ]

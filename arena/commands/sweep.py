@@ -1,5 +1,6 @@
 """``arena sweep CONFIG seeds=0-9 [key=value ...]``: one config over many seeds, aggregated
 (see :mod:`arena.sweep`)."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,13 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dir", help="sweep directory (default: the config's out + '-sweep'); one seed-S/ per seed")
     p.add_argument("--jobs", type=int, default=1, help="seeds run at once, each its own process (default 1)")
     p.add_argument("--nice", type=int, default=0, help="run the seeds' processes at this niceness increment")
-    p.add_argument("--metric", action="append", default=[], metavar="PATTERN",
-                   help="final metrics to report (glob, repeatable; default: all but step, seconds, train/*)")
+    p.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="final metrics to report (glob, repeatable; default: all but step, seconds, train/*)",
+    )
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--report-only", action="store_true", help="aggregate the finished seeds; run nothing")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -64,8 +70,9 @@ def resolve(config: str, overrides: list[str], command: str | None) -> tuple[str
     if len(fits) == 1:
         return next(iter(fits.items()))
     if not fits:
-        raise ArenaError(f"{config} is not a config of any sweepable command ({', '.join(sorted(cands))}); "
-                         + "; ".join(errors[:4]))
+        raise ArenaError(
+            f"{config} is not a config of any sweepable command ({', '.join(sorted(cands))}); " + "; ".join(errors[:4])
+        )
     raise ArenaError(f"{config} fits several commands ({', '.join(sorted(fits))}); choose one with --command")
 
 
@@ -106,18 +113,32 @@ def _run(args: argparse.Namespace) -> int:
         for h in ("metric", "IQM", "95% CI", "mean", "min", "max"):
             table.add_column(h, justify="left" if h == "metric" else "right")
         for k, m in rep["metrics"].items():
-            table.add_row(k, f"{m['iqm']:.4g}", f"[{m['iqm_ci'][0]:.4g}, {m['iqm_ci'][1]:.4g}]", f"{m['mean']:.4g}",
-                          f"{m['min']:.4g}", f"{m['max']:.4g}")
+            table.add_row(
+                k,
+                f"{m['iqm']:.4g}",
+                f"[{m['iqm_ci'][0]:.4g}, {m['iqm_ci'][1]:.4g}]",
+                f"{m['mean']:.4g}",
+                f"{m['min']:.4g}",
+                f"{m['max']:.4g}",
+            )
         console().print(table)
         print(f"wrote {', '.join(str(f) for f in files)}")
     if failed:
-        print(f"arena: error: {len(failed)} seed(s) failed: " + "; ".join(f"seed {s}: {v}" for s, v in failed.items()),
-              file=sys.stderr)
+        print(
+            f"arena: error: {len(failed)} seed(s) failed: " + "; ".join(f"seed {s}: {v}" for s, v in failed.items()),
+            file=sys.stderr,
+        )
         return 1
     return 0
 
 
 @hookimpl
 def arena_commands() -> list[Command]:
-    return [Command("sweep", "run a train/league/llm-train/solve config over many seeds; IQM, bootstrap CIs, "
-                             "performance profiles", _args, _run)]
+    return [
+        Command(
+            "sweep",
+            "run a train/league/llm-train/solve config over many seeds; IQM, bootstrap CIs, performance profiles",
+            _args,
+            _run,
+        )
+    ]

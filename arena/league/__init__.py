@@ -5,8 +5,17 @@
 - :mod:`arena.league.metrics` — learner metrics (self-play, fixed opponents, game probes, exact values);
 - :mod:`arena.league.runner` — the runner itself.
 """
+
 from arena.league.config import LeagueConfig, MemberConfig, MetricsConfig, TrainerSpec, validate
 from arena.league.runner import League, LeagueResult, run_league
 
-__all__ = ["LeagueConfig", "MemberConfig", "MetricsConfig", "TrainerSpec", "League", "LeagueResult", "run_league",
-           "validate"]
+__all__ = [
+    "LeagueConfig",
+    "MemberConfig",
+    "MetricsConfig",
+    "TrainerSpec",
+    "League",
+    "LeagueResult",
+    "run_league",
+    "validate",
+]

@@ -5,6 +5,7 @@ The config can be read, validated and fingerprinted without the runner; it impor
 :mod:`arena.league.runner`. Nothing here names an agent or trainer plugin: whether an agent can
 be a learner or solver is asked of its plugin entry (``checkpoint_param``, ``improve``).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -156,16 +157,20 @@ def validate(cfg: LeagueConfig) -> None:
             raise ConfigError(f"{at}: role must be one of {', '.join(ROLES)}, got '{m.role}'")
         if m.role != "learner":
             if m.trainer is not None:
-                raise ConfigError(f"{at}: a trainer is attached but the role is '{m.role}'; only role 'learner' "
-                                  "is trained (set role: learner or remove trainer)")
+                raise ConfigError(
+                    f"{at}: a trainer is attached but the role is '{m.role}'; only role 'learner' "
+                    "is trained (set role: learner or remove trainer)"
+                )
             if m.role == "solver" and m.budget < 1:
                 raise ConfigError(f"{at}: budget must be at least 1")
             continue
         if m.trainer is None:
             raise ConfigError(f"{at}: role 'learner' needs a trainer (e.g. trainer: {{name: ppo}})")
         if entry.checkpoint_param is None:
-            raise ConfigError(f"{at}: learner agent '{name}' cannot be snapshotted (its plugin declares no "
-                              "checkpoint_param); learners must save and load")
+            raise ConfigError(
+                f"{at}: learner agent '{name}' cannot be snapshotted (its plugin declares no "
+                "checkpoint_param); learners must save and load"
+            )
         if m.matchmaking not in MATCHMAKING:
             raise ConfigError(f"{at}: matchmaking must be one of {', '.join(MATCHMAKING)}, got '{m.matchmaking}'")
         if m.weighting not in WEIGHTINGS:
@@ -178,7 +183,9 @@ def validate(cfg: LeagueConfig) -> None:
             if not mains:
                 raise ConfigError(f"{at}: AlphaStar role '{m.matchmaking}' needs a learner with matchmaking 'main'")
             if m.main is not None and m.main not in mains:
-                raise ConfigError(f"{at}: main '{m.main}' is not a learner with matchmaking 'main' ({', '.join(mains)})")
+                raise ConfigError(
+                    f"{at}: main '{m.main}' is not a learner with matchmaking 'main' ({', '.join(mains)})"
+                )
         if m.team is not None:
             mates = [x for x in cfg.population if x.team == m.team]
             if any(x.role != "learner" for x in mates):
@@ -186,8 +193,7 @@ def validate(cfg: LeagueConfig) -> None:
             if any(_plain(x.trainer) != _plain(m.trainer) for x in mates if x.trainer is not None):
                 raise ConfigError(f"{at}: team '{m.team}' members must share one trainer spec")
             if m.matchmaking != "self_play":
-                raise ConfigError(f"{at}: team members train by self-play among themselves; "
-                                  "set matchmaking: self_play")
+                raise ConfigError(f"{at}: team members train by self-play among themselves; set matchmaking: self_play")
             if any(x.games_per_step != m.games_per_step for x in mates):
                 raise ConfigError(f"{at}: team '{m.team}' members must share games_per_step")
         if m.matchmaking == "self_play":
@@ -197,13 +203,16 @@ def validate(cfg: LeagueConfig) -> None:
         if unknown:
             raise ConfigError(f"{at}: opponents {unknown} are not population labels ({', '.join(labels)})")
         if not pool and m.self_play < 1.0 and m.matchmaking in ("uniform", "pfsp"):
-            raise ConfigError(f"{at}: missing opponent pool — matchmaking '{m.matchmaking}' has no opponents "
-                              "(list some under opponents:, or use matchmaking: self_play)")
+            raise ConfigError(
+                f"{at}: missing opponent pool — matchmaking '{m.matchmaking}' has no opponents "
+                "(list some under opponents:, or use matchmaking: self_play)"
+            )
     if cfg.max_staleness < 0:
         raise ConfigError(f"{where}: max_staleness must be at least 0 (0 is synchronous), got {cfg.max_staleness}")
     if cfg.evaluation.every < 1 or cfg.evaluation.games < 0 or cfg.evaluation.metrics.games < 0:
-        raise ConfigError(f"{where}: evaluation.every must be at least 1, evaluation.games and "
-                          "evaluation.metrics.games at least 0")
+        raise ConfigError(
+            f"{where}: evaluation.every must be at least 1, evaluation.games and evaluation.metrics.games at least 0"
+        )
     for i, spec in enumerate(cfg.evaluation.metrics.opponents):
         try:
             reg.get("agent", parse_agent_spec(_plain(spec))[0])

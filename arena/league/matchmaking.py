@@ -4,6 +4,7 @@ and the one-round "newcomers against everyone" evaluation format.
 The maths can be used and tested without the runner; it imports nothing from the rest of
 :mod:`arena.league`.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -14,8 +15,13 @@ import numpy as np
 def pfsp_weights(win_rates: Sequence[float], weighting: str = "hard") -> np.ndarray:
     """AlphaStar's prioritized fictitious self-play: P(B) ∝ f(P[A beats B]), uniform if all 0."""
     x = np.asarray(win_rates, dtype=float)
-    f = {"hard": (1 - x) ** 2, "squared": (1 - x) ** 2, "var": x * (1 - x), "linear": 1 - x,
-         "linear_capped": np.minimum(0.5, 1 - x)}[weighting]
+    f = {
+        "hard": (1 - x) ** 2,
+        "squared": (1 - x) ** 2,
+        "var": x * (1 - x),
+        "linear": 1 - x,
+        "linear_capped": np.minimum(0.5, 1 - x),
+    }[weighting]
     s = f.sum()
     return f / s if s > 1e-12 else np.full(len(x), 1.0 / max(1, len(x)))
 

@@ -9,6 +9,7 @@ outcome ``info`` (cooperation, own-coin rate, ...). Without games: the game's ow
 against uniform random and the exploitability. Games are played through the run's executor
 into ``RUN/metrics/`` like any other games, so they are stored once and observers see them.
 """
+
 from __future__ import annotations
 
 import math
@@ -84,14 +85,16 @@ class LearnerMetrics:
             groups = [("selfplay", [members[i % len(members)] for i in range(n)])]
             groups += [(f"vs_{o}", [members[0]] + [o] * (n - 1)) for o in self.opponents]
             for name, base in groups:
-                games = rotated_games(self.fp, f"metrics|{step}|{unit}|{name}", self.seed, base, self.cfg.games, step,
-                                      seq)
+                games = rotated_games(
+                    self.fp, f"metrics|{step}|{unit}|{name}", self.seed, base, self.cfg.games, step, seq
+                )
                 seq += len(games)
                 out.append((unit, name, games))
         return out
 
-    def summarise(self, plans: Sequence[tuple[str, str, list[Any]]], played: Sequence[tuple[Any, Any]],
-                  agents: Mapping[str, Any]) -> dict[str, float]:
+    def summarise(
+        self, plans: Sequence[tuple[str, str, list[Any]]], played: Sequence[tuple[Any, Any]], agents: Mapping[str, Any]
+    ) -> dict[str, float]:
         """One flat row: ``[unit/]selfplay/cooperation``, ``[unit/]vs_always_defect/return``, probes, exact values."""
         from arena.exact import vs_random
         from arena.exploitability import exploitability
@@ -141,15 +144,18 @@ def plot_curves(path: Any, rows: Sequence[Mapping[str, Any]], title: str) -> Non
     """One panel per metric (up to five columns), against the league step."""
     from arena.leaderboard import _pyplot
 
-    keys = [k for k in rows[0] if k not in ("step", "seconds") and not k.startswith("train/")
-            and isinstance(rows[0][k], float)]
+    keys = [
+        k
+        for k in rows[0]
+        if k not in ("step", "seconds") and not k.startswith("train/") and isinstance(rows[0][k], float)
+    ]
     if not keys:
         return
     plt = _pyplot()
     cols = min(5, len(keys))
     nrows = -(-len(keys) // cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(3.6 * cols, 2.8 * nrows), squeeze=False)
-    for ax in axes.flat[len(keys):]:
+    for ax in axes.flat[len(keys) :]:
         ax.axis("off")
     steps = [r["step"] for r in rows]
     for ax, k in zip(axes.flat, keys):
@@ -163,10 +169,18 @@ def plot_curves(path: Any, rows: Sequence[Mapping[str, Any]], title: str) -> Non
     plt.close(fig)
 
 
-def compare_runs(runs: Sequence[Any], out: Any, metrics: Sequence[str] = (
-        "selfplay/return_per_round", "selfplay/cooperation", "selfplay/own_coin_rate",
-        "vs_always_defect/return_per_round", "vs_greedy_splitter/return_per_round",
-        "vs_take_every_coin/return_per_round")) -> None:
+def compare_runs(
+    runs: Sequence[Any],
+    out: Any,
+    metrics: Sequence[str] = (
+        "selfplay/return_per_round",
+        "selfplay/cooperation",
+        "selfplay/own_coin_rate",
+        "vs_always_defect/return_per_round",
+        "vs_greedy_splitter/return_per_round",
+        "vs_take_every_coin/return_per_round",
+    ),
+) -> None:
     """One PNG overlaying several runs' ``metrics.csv`` curves (e.g. AA against naive PPO)."""
     import csv
     from pathlib import Path

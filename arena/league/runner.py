@@ -29,6 +29,7 @@ replays from there; the replay is deterministic, so re-recorded games are the sa
 store keeps each once. Observers (TensorBoard, progress, third-party plugins) hear every event
 through the hooks in :mod:`arena.hookspecs`.
 """
+
 from __future__ import annotations
 
 import json
@@ -99,21 +100,43 @@ class RolloutJob:
     def persist(self) -> dict[str, Any]:
         from arena.executor import Checkpoint
 
-        refs = {k: ({"checkpoint": v.path, "version": v.version, "slot": v.slot} if isinstance(v, Checkpoint) else v)
-                for k, v in self.refs.items()}
-        return {"step": self.step, "unit": self.unit, "planned": [asdict(g) for g in self.planned],
-                "counts": self.counts, "seed": self.seed, "refs": refs, "versions": self.versions}
+        refs = {
+            k: ({"checkpoint": v.path, "version": v.version, "slot": v.slot} if isinstance(v, Checkpoint) else v)
+            for k, v in self.refs.items()
+        }
+        return {
+            "step": self.step,
+            "unit": self.unit,
+            "planned": [asdict(g) for g in self.planned],
+            "counts": self.counts,
+            "seed": self.seed,
+            "refs": refs,
+            "versions": self.versions,
+        }
 
     @classmethod
     def restore(cls, d: dict[str, Any]) -> "RolloutJob":
         from arena.executor import Checkpoint
         from arena.schedule import PlannedGame
 
-        planned = [PlannedGame(**{**g, "seats": tuple(g["seats"]),
-                                  "rotate_from": tuple(g["rotate_from"]) if g.get("rotate_from") else None})
-                   for g in d["planned"]]
-        refs = {k: (Checkpoint(v["checkpoint"], int(v["version"]), v.get("slot"))
-                    if isinstance(v, dict) and "checkpoint" in v else v) for k, v in d["refs"].items()}
+        planned = [
+            PlannedGame(
+                **{
+                    **g,
+                    "seats": tuple(g["seats"]),
+                    "rotate_from": tuple(g["rotate_from"]) if g.get("rotate_from") else None,
+                }
+            )
+            for g in d["planned"]
+        ]
+        refs = {
+            k: (
+                Checkpoint(v["checkpoint"], int(v["version"]), v.get("slot"))
+                if isinstance(v, dict) and "checkpoint" in v
+                else v
+            )
+            for k, v in d["refs"].items()
+        }
         return cls(int(d["step"]), d["unit"], planned, dict(d["counts"]), int(d["seed"]), refs, dict(d["versions"]))
 
 
@@ -132,8 +155,14 @@ class LeagueResult:
 class League:
     """Builds the population from a validated config and runs (or resumes) it in ``cfg.out``."""
 
-    def __init__(self, cfg: LeagueConfig, config_text: str | None = None, quiet: bool = False,
-                 log: Callable[[str], None] | None = None, kind: str = "league") -> None:
+    def __init__(
+        self,
+        cfg: LeagueConfig,
+        config_text: str | None = None,
+        quiet: bool = False,
+        log: Callable[[str], None] | None = None,
+        kind: str = "league",
+    ) -> None:
         from arena.loading import load_game
         from arena.store import RunStore
 
@@ -206,9 +235,11 @@ class League:
             mem = Member(m, spec, agent)
             if m.role == "solver":
                 if not callable(getattr(agent, "improve", None)):
-                    raise ConfigError(f"league config: population member '{m.label}': agent "
-                                      f"'{_agent_name(spec)}' cannot be a solver (it has no improve(budget)); "
-                                      "use role: fixed")
+                    raise ConfigError(
+                        f"league config: population member '{m.label}': agent "
+                        f"'{_agent_name(spec)}' cannot be a solver (it has no improve(budget)); "
+                        "use role: fixed"
+                    )
                 done = self.state.solver_budget.get(m.label, 0)
                 if done:
                     getattr(agent, "improve")(done)  # deterministic replay up to the committed budget
@@ -231,19 +262,30 @@ class League:
         for s in self.state.snapshots:
             self.snapshot_agents[s["label"]] = load_checkpoint(s["path"], self.game)
             self.snapshot_agents[s["label"]].name = s["label"]
-        self.learner_metrics = LearnerMetrics(self.cfg.evaluation.metrics, self.game, self.fp, self.cfg.seed,
-                                              {u.label: u.members for u in self.units.values()})
+        self.learner_metrics = LearnerMetrics(
+            self.cfg.evaluation.metrics,
+            self.game,
+            self.fp,
+            self.cfg.seed,
+            {u.label: u.members for u in self.units.values()},
+        )
         if committed:
             self.log(f"resuming from step {committed} (checkpoint {ckpt})")
         self._started = True
-        self._hook().arena_run_started(run=self.context(resume_step=committed + 1 if committed else 0,
-                                                        done=committed))
+        self._hook().arena_run_started(run=self.context(resume_step=committed + 1 if committed else 0, done=committed))
 
     def context(self, **extra: Any) -> dict[str, Any]:
         """What observers are told about this run (every event carries it)."""
-        return {"kind": self.kind, "run_id": self.run_id, "run_dir": str(self.run_dir), "total": self.cfg.steps,
-                "unit": "steps", "tensorboard": self.cfg.tensorboard,
-                "progress": self.cfg.progress and not self.quiet, **extra}
+        return {
+            "kind": self.kind,
+            "run_id": self.run_id,
+            "run_dir": str(self.run_dir),
+            "total": self.cfg.steps,
+            "unit": "steps",
+            "tensorboard": self.cfg.tensorboard,
+            "progress": self.cfg.progress and not self.quiet,
+            **extra,
+        }
 
     @staticmethod
     def _hook() -> Any:
@@ -273,8 +315,9 @@ class League:
             if self.cfg.executor.kind == "inprocess":
                 remember_agent(self.game, name, ref, label, mem.agent)
             # other processes load it; an asynchronous run replays started rollouts from it after a crash
-            if (self.cfg.executor.kind != "inprocess" or self.cfg.max_staleness > 0) \
-                    and self.saved_version.get(label) != version:
+            if (self.cfg.executor.kind != "inprocess" or self.cfg.max_staleness > 0) and self.saved_version.get(
+                label
+            ) != version:
                 if not Path(ref.path).exists():
                     atomic_dir(Path(ref.path), partial(_save, mem))
                 self.saved_version[label] = version
@@ -303,8 +346,15 @@ class League:
             if step % self.cfg.checkpoint_every == 0 or step == self.cfg.steps:
                 self.commit(step)
         board = self.finish()
-        return LeagueResult(str(self.run_dir), self.cfg.steps - start_step, board, self.train_store.count(),
-                            self.store.count(), list(self.state.metrics), self.results)
+        return LeagueResult(
+            str(self.run_dir),
+            self.cfg.steps - start_step,
+            board,
+            self.train_store.count(),
+            self.store.count(),
+            list(self.state.metrics),
+            self.results,
+        )
 
     def step(self, step: int) -> dict[str, float]:
         metrics: dict[str, float] = {}
@@ -373,7 +423,9 @@ class League:
                     picks.append(pfsp(snaps(main), "var"))
             else:  # main
                 coin = rng.random()
-                exploiters = [s for m in self.cfg.population if m.matchmaking == "main_exploiter" for s in snaps(m.label)]
+                exploiters = [
+                    s for m in self.cfg.population if m.matchmaking == "main_exploiter" for s in snaps(m.label)
+                ]
                 if coin < 0.5:
                     picks.append(pfsp(pool, "squared"))
                 elif coin < 0.65 and exploiters and min(self.payoff.win_rate(me, lbl) for lbl in exploiters) < 0.3:
@@ -403,11 +455,20 @@ class League:
         seed = self.cfg.seed * 1_000_003 + step + 7_919 * list(self.units).index(unit.label)
         planned, seq = [], 0
         for opp, base in groups.items():
-            planned += rotated_games(self.fp, f"train|{step}|{unit.label}|{opp}", seed, base, counts[opp], step, seq, seq)
+            planned += rotated_games(
+                self.fp, f"train|{step}|{unit.label}|{opp}", seed, base, counts[opp], step, seq, seq
+            )
             seq += counts[opp]
         labels = {x for g in planned for x in g.seats}
-        return RolloutJob(step, unit.label, planned, counts, seed, {k: v for k, v in refs.items() if k in labels},
-                          {x: self.versions.get(x, 0) for x in unit.members})
+        return RolloutJob(
+            step,
+            unit.label,
+            planned,
+            counts,
+            seed,
+            {k: v for k, v in refs.items() if k in labels},
+            {x: self.versions.get(x, 0) for x in unit.members},
+        )
 
     def start(self, job: RolloutJob) -> None:
         """Hand a job's games to the executor (they play with the weights its refs name)."""
@@ -420,11 +481,20 @@ class League:
             rec.seats = [s + "@train" if s in mine else s for s in rec.seats]
             rec.info = dict(rec.info, learner=job.unit, opponent=opp)
 
-        job.submitted = submit_planned(self.executor(), self.train_store, job.planned, job.refs,
-                                       game=self.game.spec.full_name, seed=job.seed, chunk=self.cfg.executor.chunk,
-                                       trajectories=True, skip_stored=False,
-                                       context=self.context(store="train", step=job.step), amend=amend,
-                                       start=self.cfg.max_staleness > 0)
+        job.submitted = submit_planned(
+            self.executor(),
+            self.train_store,
+            job.planned,
+            job.refs,
+            game=self.game.spec.full_name,
+            seed=job.seed,
+            chunk=self.cfg.executor.chunk,
+            trajectories=True,
+            skip_stored=False,
+            context=self.context(store="train", step=job.step),
+            amend=amend,
+            start=self.cfg.max_staleness > 0,
+        )
 
     def train(self, step: int, unit: Unit, refs: dict[str, Any]) -> dict[str, float]:
         """This step's games for one unit, through the executor, then one trainer update. With
@@ -465,8 +535,10 @@ class League:
                 self.versions[label] = self.versions.get(label, 0) + 1
         else:  # an exploiter reset since these games started: too old to learn from (they stay stored)
             out = {}
-            self.log(f"step {step}: {unit.label}'s games are {gap} versions old (max_staleness "
-                     f"{self.cfg.max_staleness}); skipped")
+            self.log(
+                f"step {step}: {unit.label}'s games are {gap} versions old (max_staleness "
+                f"{self.cfg.max_staleness}); skipped"
+            )
         if self.cfg.max_staleness > 0:
             metrics[f"train/{unit.label}/staleness"] = float(gap)
         for k, v in out.items():
@@ -485,8 +557,12 @@ class League:
         if not root.exists():
             return
         for slot in root.iterdir():
-            keep = {self.versions.get(slot.name, 0)} | {v.version for j in self.inflight.values()
-                                                         for v in j.refs.values() if getattr(v, "slot", None) == str(slot)}
+            keep = {self.versions.get(slot.name, 0)} | {
+                v.version
+                for j in self.inflight.values()
+                for v in j.refs.values()
+                if getattr(v, "slot", None) == str(slot)
+            }
             for d in slot.glob("v*"):
                 if d.is_dir() and d.name[1:].isdigit() and int(d.name[1:]) < min(keep):
                     shutil.rmtree(d, ignore_errors=True)
@@ -525,8 +601,9 @@ class League:
         mem.agent.name = c.label
         unit = self.units[mem.unit]
         assert c.trainer is not None
-        unit.trainer = get_registry().get("trainer", c.trainer.name).factory(self.game, [mem.agent],
-                                                                              **dict(c.trainer.params))
+        unit.trainer = (
+            get_registry().get("trainer", c.trainer.name).factory(self.game, [mem.agent], **dict(c.trainer.params))
+        )
         self.versions[c.label] = self.versions.get(c.label, 0) + 1
 
     # -- evaluation -----------------------------------------------------------------------------------
@@ -555,9 +632,16 @@ class League:
 
             def play(rnd: int, pairings: Any) -> Any:
                 planned = planner.plan(rnd, pairings)
-                now = play_planned(self.executor(), self.store, [g for gs in planned for g in gs], refs,
-                                   game=self.game.spec.full_name, seed=self.cfg.seed, chunk=self.cfg.executor.chunk,
-                                   context=self.context(store="evaluation", step=step))
+                now = play_planned(
+                    self.executor(),
+                    self.store,
+                    [g for gs in planned for g in gs],
+                    refs,
+                    game=self.game.spec.full_name,
+                    seed=self.cfg.seed,
+                    chunk=self.cfg.executor.chunk,
+                    context=self.context(store="evaluation", step=step),
+                )
                 self.eval_games += len(now)
                 return stored(self.store, planned, f"the evaluation at step {step}")
 
@@ -569,8 +653,9 @@ class League:
         if ratings.records:
             fit = ratings.bradley_terry(names)
             games = ratings.games()
-            self.store.record_snapshot(ratings.records, "bt", {a: (fit.rating[i], None, None, games[a])
-                                                              for i, a in enumerate(names)})
+            self.store.record_snapshot(
+                ratings.records, "bt", {a: (fit.rating[i], None, None, games[a]) for i, a in enumerate(names)}
+            )
             for i, a in enumerate(names):  # fixed members, and every other member's newest snapshot
                 if "@" not in a or a.endswith(f"@{step}"):
                     out[f"rating/bt/{a.split('@')[0]}"] = float(fit.rating[i])
@@ -586,8 +671,9 @@ class League:
 
         if self._ratings is None:
             rc = self.cfg.evaluation.ratings
-            self._ratings = RatingState(scale=margin_scale(self.game, rc.outcome), elo_k=rc.elo_k,
-                                        openskill_model=rc.openskill_model)
+            self._ratings = RatingState(
+                scale=margin_scale(self.game, rc.outcome), elo_k=rc.elo_k, openskill_model=rc.openskill_model
+            )
         self._ratings.ensure(names)
         for rec in self.store.iter_matches(self._rated_upto):
             self._ratings.add(rec)
@@ -606,12 +692,30 @@ class League:
         for label, spec in lm.opponents.items():
             refs[label] = spec
         flat = [g for _, _, games in plans for g in games]
-        played = play_planned(self.executor(), self.metrics_store, flat, refs, game=self.game.spec.full_name,
-                              seed=lm.seed, chunk=self.cfg.executor.chunk, skip_stored=False,
-                              context=self.context(store="metrics", step=step)) if flat else []
+        played = (
+            play_planned(
+                self.executor(),
+                self.metrics_store,
+                flat,
+                refs,
+                game=self.game.spec.full_name,
+                seed=lm.seed,
+                chunk=self.cfg.executor.chunk,
+                skip_stored=False,
+                context=self.context(store="metrics", step=step),
+            )
+            if flat
+            else []
+        )
         row = lm.summarise(plans, played, {k: m.agent for k, m in self.members.items()})
-        self.state.metrics.append({"step": step, "seconds": round(time.perf_counter() - self.started, 2), **row,
-                                   **{k: v for k, v in train_metrics.items() if k.startswith("train/")}})
+        self.state.metrics.append(
+            {
+                "step": step,
+                "seconds": round(time.perf_counter() - self.started, 2),
+                **row,
+                **{k: v for k, v in train_metrics.items() if k.startswith("train/")},
+            }
+        )
         if not self.quiet and row:
             shown = ", ".join(f"{k} {v:.3f}" for k, v in row.items() if not k.startswith("probe/"))
             self.log(f"step {step:4d}  {shown}")
@@ -641,7 +745,7 @@ class League:
         atomic_dir(final, write)
         self.store.set_meta("league_step", str(step))
         kept = sorted(p for p in base.glob("step-*") if p.is_dir())
-        for old in kept[:-max(1, self.cfg.keep_checkpoints)]:
+        for old in kept[: -max(1, self.cfg.keep_checkpoints)]:
             shutil.rmtree(old, ignore_errors=True)
         self._hook().arena_checkpoint_written(path=str(final), agent="league", context=self.context(step=step))
 
@@ -656,9 +760,14 @@ class League:
         rows = self.state.metrics
         if rows:
             write_csv(self.run_dir / "metrics.csv", rows)
-            self.results = {"game": self.game.spec.full_name, "seed": self.cfg.seed, "steps": self.state.step,
-                            "seconds": round(time.perf_counter() - self.started, 1), "first": rows[0],
-                            "final": rows[-1]}
+            self.results = {
+                "game": self.game.spec.full_name,
+                "seed": self.cfg.seed,
+                "steps": self.state.step,
+                "seconds": round(time.perf_counter() - self.started, 1),
+                "first": rows[0],
+                "final": rows[-1],
+            }
             write_json_atomic(self.run_dir / "results.json", self.results, indent=2, default=float)
             if self.cfg.plots:
                 plot_curves(self.run_dir / "curves.png", rows, title)
@@ -666,14 +775,16 @@ class League:
         board = None
         if ratings.records:
             rc = self.cfg.evaluation.ratings
-            board = leaderboard(ratings, bootstrap=rc.bootstrap, alpha=rc.alpha, seed=self.cfg.seed,
-                                rank_by=rc.rank_by)
+            board = leaderboard(ratings, bootstrap=rc.bootstrap, alpha=rc.alpha, seed=self.cfg.seed, rank_by=rc.rank_by)
             write_files(board, self.run_dir, title, {"steps": self.state.step, "seed": self.cfg.seed})
             if self.cfg.plots:
                 plot_payoff(board, self.run_dir / "payoff.png")
                 plot_ratings(self.store.snapshots("bt"), self.run_dir / "ratings.png")
-        summary = {"leaderboard_markdown": to_markdown(board, title) if board else None, "step": self.state.step,
-                   "final_metrics": rows[-1] if rows else None}
+        summary = {
+            "leaderboard_markdown": to_markdown(board, title) if board else None,
+            "step": self.state.step,
+            "final_metrics": rows[-1] if rows else None,
+        }
         self._finished = True
         self._hook().arena_run_finished(run=self.context(), summary=dict(summary, status="finished"))
         if self.cfg.plots:
@@ -737,8 +848,13 @@ def _torch_threads(n: int) -> None:
         torch.set_num_threads(n)
 
 
-def run_league(cfg: LeagueConfig, config_text: str | None = None, quiet: bool = False,
-               log: Callable[[str], None] | None = None, kind: str = "league") -> LeagueResult:
+def run_league(
+    cfg: LeagueConfig,
+    config_text: str | None = None,
+    quiet: bool = False,
+    log: Callable[[str], None] | None = None,
+    kind: str = "league",
+) -> LeagueResult:
     league = League(cfg, config_text, quiet, log, kind)
     try:
         return league.run()

@@ -7,6 +7,7 @@ is Hasbro's game for 2-5 players; ``variant=paper`` is the 2-player simplified g
 paper. Cards and decks: :mod:`.cards`; parameters and moves: :mod:`.rules`; the state machine:
 :mod:`.state`; what a player sees: :mod:`.view`; docs: docs/monopoly_deal.md.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -31,14 +32,16 @@ RULES_TEXT = {
         "accepts, then pays one card at a time from bank and table, no change given. Moving a wild on your table "
         "is free (each card once a turn). Hand limit 7 at the end of a turn. The empty draw pile is refilled "
         "from the shuffled discard pile. The first player with 3 complete sets of different colours wins (+1; "
-        "the others share -1); the turn limit ends the game as a draw (0 each)."),
+        "the others share -1); the turn limit ends the game as a draw (0 each)."
+    ),
     "paper": (
         "Monopoly Deal, the 2-player simplified game of Wolf (arXiv 2510.25080): 83 cards (10 each of $1M, $3M, "
         "Brown, Pink and Green properties and Brown, Pink and Green rent cards, plus 3 Just Say No). 5 cards "
         "each; a turn draws 2, then up to 2 plays: bank cash or a property (as cash), lay a property, or charge "
         "rent for a colour. The opponent answers with Just Say No (no counter) or pays one card at a time from "
         "bank and table (property paid lands in the creditor's bank). Hand limit 7. First to 2 complete sets "
-        "wins (+1/-1); the turn limit ends the game as a draw (0 each)."),
+        "wins (+1/-1); the turn limit ends the game as a draw (0 each)."
+    ),
 }
 
 
@@ -53,9 +56,16 @@ class MonopolyDealGame(Game):
         # a turn: draws (<= 5), plays and free moves, responses and payments, discards; generous bound
         per_turn = 5 + 3 * (rules.plays_per_turn + 8) + (n - 1) * 40 + 10
         self.spec = GameSpec(
-            name="monopoly_deal", num_players=n, num_distinct_actions=layout_for(c.variant, n).size,
-            observation_shape=(tensor_layout(c.variant, n).size,), min_utility=-1.0, max_utility=1.0, zero_sum=True,
-            max_game_length=n * rules.hand_size + c.max_turns * per_turn, tree=False, params=c.changed(),
+            name="monopoly_deal",
+            num_players=n,
+            num_distinct_actions=layout_for(c.variant, n).size,
+            observation_shape=(tensor_layout(c.variant, n).size,),
+            min_utility=-1.0,
+            max_utility=1.0,
+            zero_sum=True,
+            max_game_length=n * rules.hand_size + c.max_turns * per_turn,
+            tree=False,
+            params=c.changed(),
             description=RULES_TEXT[c.variant],
         )
 
@@ -67,6 +77,13 @@ class MonopolyDealGame(Game):
 def arena_games() -> list[GameEntry]:
     from arena.games.monopoly_deal.abstract import ENTRY as INTENTS_ENTRY
 
-    return [INTENTS_ENTRY, GameEntry("monopoly_deal", MonopolyDealGame,
-                      "Monopoly Deal (2-5 players; variant=paper: the BORG paper's 2-player game): rent, Just Say No "
-                      "chains, payment one card at a time", asdict(MonopolyDealConfig()))]
+    return [
+        INTENTS_ENTRY,
+        GameEntry(
+            "monopoly_deal",
+            MonopolyDealGame,
+            "Monopoly Deal (2-5 players; variant=paper: the BORG paper's 2-player game): rent, Just Say No "
+            "chains, payment one card at a time",
+            asdict(MonopolyDealConfig()),
+        ),
+    ]

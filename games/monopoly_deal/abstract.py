@@ -12,6 +12,7 @@ no tree view (``GameSpec.tree`` is false) and is solved by sampling (``os-mccfr`
 two functions, :func:`intents` and :func:`abstract_key`, serve the ``monopoly_deal_mccfr`` agent
 in the real game, computed from its observation.
 """
+
 from __future__ import annotations
 
 import sys
@@ -27,8 +28,17 @@ from arena.games.monopoly_deal.state import MonopolyDealState
 from arena.games.monopoly_deal.tactics import asset_cost, choose_payment, heuristic_move, property_gain
 from arena.games.monopoly_deal.view import PlayerView
 
-INTENTS = ("play on", "build", "bank the property", "charge rent", "hold the rent", "Just Say No", "accept",
-           "pay with cash", "pay with property")
+INTENTS = (
+    "play on",
+    "build",
+    "bank the property",
+    "charge rent",
+    "hold the rent",
+    "Just Say No",
+    "accept",
+    "pay with cash",
+    "pay with property",
+)
 PLAY_ON, BUILD, BANK_PROPERTY, RENT, HOLD, JSN, ACCEPT, PAY_CASH, PAY_PROPERTY = range(len(INTENTS))
 
 
@@ -62,8 +72,13 @@ def intents(v: PlayerView, moves: list[tuple]) -> dict[int, tuple]:
             out[PAY_PROPERTY] = min(table, key=lambda m: asset_cost(v, m))
         return out
     h = heuristic_move(v, moves)
-    if BUILD in CHOICES and ph == "play" and h[0] == "place" and ("bank", h[1]) in moves \
-            and property_gain(v, v.me, h[1], h[2]) < 10:
+    if (
+        BUILD in CHOICES
+        and ph == "play"
+        and h[0] == "place"
+        and ("bank", h[1]) in moves
+        and property_gain(v, v.me, h[1], h[2]) < 10
+    ):
         return {BUILD: h, BANK_PROPERTY: ("bank", h[1])}
     if RENT in CHOICES and ph == "play" and h[0] in ("rent", "wildrent"):
         return {RENT: h, HOLD: heuristic_move(v, [m for m in moves if m[0] not in ("rent", "wildrent")])}
@@ -72,8 +87,10 @@ def intents(v: PlayerView, moves: list[tuple]) -> dict[int, tuple]:
 
 def _side(v: PlayerView, q: int) -> str:
     """Seat ``q``'s progress: complete sets, and whether some colour is one card short."""
-    near = any(v.props[q][c] and not v.complete(q, c) and len(v.props[q][c]) + 1 >= len(RENTS[COLOURS[c]])
-               for c in v.rules.colour_ids)
+    near = any(
+        v.props[q][c] and not v.complete(q, c) and len(v.props[q][c]) + 1 >= len(RENTS[COLOURS[c]])
+        for c in v.rules.colour_ids
+    )
     return f"{v.complete_sets(q)}{int(near)}"
 
 
@@ -183,7 +200,7 @@ class IntentState(State):
 
 class IntentGame(Game):
     """``monopoly_deal_intents(max_turns=100)``: the paper variant through intents (hidden chance,
-seeded by ``new_initial_state(seed)``)."""
+    seeded by ``new_initial_state(seed)``)."""
 
     def __init__(self, max_turns: int = 100) -> None:
         from arena.games.monopoly_deal import MonopolyDealGame
@@ -193,17 +210,27 @@ seeded by ``new_initial_state(seed)``)."""
         self.real = MonopolyDealGame(variant="paper", max_turns=max_turns)
         spec = self.real.spec
         self.spec = GameSpec(
-            name="monopoly_deal_intents", num_players=2, num_distinct_actions=len(INTENTS),
-            observation_shape=spec.observation_shape, min_utility=-1.0, max_utility=1.0, zero_sum=True,
-            max_game_length=spec.max_game_length, tree=False,
+            name="monopoly_deal_intents",
+            num_players=2,
+            num_distinct_actions=len(INTENTS),
+            observation_shape=spec.observation_shape,
+            min_utility=-1.0,
+            max_utility=1.0,
+            zero_sum=True,
+            max_game_length=spec.max_game_length,
+            tree=False,
             params={} if max_turns == 100 else {"max_turns": max_turns},
             description="intent abstraction of monopoly_deal(variant=paper) for MCCFR: "
-            + ", ".join(INTENTS[i] for i in sorted({PLAY_ON, ACCEPT, PAY_PROPERTY} | CHOICES)))
+            + ", ".join(INTENTS[i] for i in sorted({PLAY_ON, ACCEPT, PAY_PROPERTY} | CHOICES)),
+        )
 
     def new_initial_state(self, seed: int | None = None) -> IntentState:
         return IntentState(self.real.new_initial_state(), seed)
 
 
-ENTRY = GameEntry("monopoly_deal_intents", IntentGame,
-                  "intent abstraction of 2-player Monopoly Deal (paper variant) for MCCFR; imperfect-recall keys",
-                  {"max_turns": 100})
+ENTRY = GameEntry(
+    "monopoly_deal_intents",
+    IntentGame,
+    "intent abstraction of 2-player Monopoly Deal (paper variant) for MCCFR; imperfect-recall keys",
+    {"max_turns": 100},
+)

@@ -5,6 +5,7 @@ PettingZoo face has one action space; each phase masks it down to what is legal.
 are kind ids (copies of a kind are interchangeable), colours are indices into
 :data:`arena.games.monopoly_deal.cards.COLOURS`, targets are absolute seats.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -12,9 +13,24 @@ from functools import lru_cache
 from typing import Any
 
 from arena.errors import ArenaError
-from arena.games.monopoly_deal.cards import (BIRTHDAY, COLOUR_ID, DEAL_BREAKER, DEBT_COLLECTOR, DOUBLE_RENT,
-                                             FORCED_DEAL, HOUSE, KINDS, PASS_GO, RENT, SLY_DEAL, VARIANTS, WILD,
-                                             WILD_RENT, Rules, rules_for)
+from arena.games.monopoly_deal.cards import (
+    BIRTHDAY,
+    COLOUR_ID,
+    DEAL_BREAKER,
+    DEBT_COLLECTOR,
+    DOUBLE_RENT,
+    FORCED_DEAL,
+    HOUSE,
+    KINDS,
+    PASS_GO,
+    RENT,
+    SLY_DEAL,
+    VARIANTS,
+    WILD,
+    WILD_RENT,
+    Rules,
+    rules_for,
+)
 
 Move = tuple
 
@@ -61,8 +77,9 @@ class ActionLayout:
         kinds = rules.kinds
         names = {k.name for k in kinds}
         colours = [COLOUR_ID[c] for c in rules.colours]
-        self.pairs: list[tuple[int, int]] = [(k.id, COLOUR_ID[c]) for k in kinds if k.is_property
-                                             for c in k.colours if c in rules.colours]
+        self.pairs: list[tuple[int, int]] = [
+            (k.id, COLOUR_ID[c]) for k in kinds if k.is_property for c in k.colours if c in rules.colours
+        ]
         """Every (property kind, colour) a property card can sit in."""
         wilds = [(k, c) for k, c in self.pairs if KINDS[k].type == WILD]
         doubles = range(3) if DOUBLE_RENT in names else range(1)

@@ -15,6 +15,7 @@ the draw pile, weighted by their counts (the same distribution as drawing from a
 deck), so no deck order exists to leak. When the draw pile runs out, the discard pile becomes
 the new draw pile ("shuffled": draws from it are again uniform).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,8 +23,18 @@ from typing import Any
 import numpy as np
 
 from arena.game import CHANCE, TERMINAL, Action, GameSpec, IllegalActionError, State
-from arena.games.monopoly_deal.cards import (COLOURS, DOUBLE_RENT, JUST_SAY_NO, KINDS, NO_BUILDINGS,
-                                             RENTS, WILD, kind, pile_complete, pile_rent)
+from arena.games.monopoly_deal.cards import (
+    COLOURS,
+    DOUBLE_RENT,
+    JUST_SAY_NO,
+    KINDS,
+    NO_BUILDINGS,
+    RENTS,
+    WILD,
+    kind,
+    pile_complete,
+    pile_rent,
+)
 from arena.games.monopoly_deal.rules import ActionLayout, MonopolyDealConfig, layout_for
 
 NC = len(COLOURS)
@@ -185,9 +196,14 @@ class MonopolyDealState(State):
         return encode(self, player)
 
     def outcome_info(self) -> dict[str, Any]:
-        return {"winner": self.winner if self.winner >= 0 else None, "truncated": self.truncated, "turns": self.turn,
-                "decisions": self.decisions, "complete_sets": [self.complete_sets(p) for p in range(self.n)],
-                "transcript": list(self.transcript)}
+        return {
+            "winner": self.winner if self.winner >= 0 else None,
+            "truncated": self.truncated,
+            "turns": self.turn,
+            "decisions": self.decisions,
+            "complete_sets": [self.complete_sets(p) for p in range(self.n)],
+            "transcript": list(self.transcript),
+        }
 
     def summary(self) -> str:
         if self.winner >= 0:
@@ -209,8 +225,11 @@ class MonopolyDealState(State):
         return sum(KINDS[k].value * c for k, c in enumerate(self.banks[p]) if c)
 
     def table_value(self, p: int) -> int:
-        return (sum(KINDS[k].value for pile in self.props[p] for k in pile)
-                + 3 * sum(self.house[p]) + 4 * sum(self.hotel[p]))
+        return (
+            sum(KINDS[k].value for pile in self.props[p] for k in pile)
+            + 3 * sum(self.house[p])
+            + 4 * sum(self.hotel[p])
+        )
 
     def others(self, p: int) -> list[int]:
         """The other players in turn order after ``p``."""
@@ -247,8 +266,9 @@ class MonopolyDealState(State):
             for k in set(pile):
                 if KINDS[k].type != WILD or pile.count(k) <= self.locked.get((k, a), 0):
                     continue
-                out += [("move", k, a, b) for b in (COLOURS.index(x) for x in KINDS[k].colours if x in allowed)
-                        if b != a]
+                out += [
+                    ("move", k, a, b) for b in (COLOURS.index(x) for x in KINDS[k].colours if x in allowed) if b != a
+                ]
         return out
 
     def _play_moves(self) -> list[tuple]:
@@ -290,11 +310,17 @@ class MonopolyDealState(State):
             elif name == "Deal Breaker":
                 out += [("dealbreaker", t, c) for t in others for c in colours if self.is_complete(t, c)]
             elif name == "House":
-                out += [("house", c) for c in colours if self.is_complete(p, c) and not self.house[p][c]
-                        and COLOURS[c] not in NO_BUILDINGS]
+                out += [
+                    ("house", c)
+                    for c in colours
+                    if self.is_complete(p, c) and not self.house[p][c] and COLOURS[c] not in NO_BUILDINGS
+                ]
             elif name == "Hotel":
-                out += [("hotel", c) for c in colours if self.is_complete(p, c) and self.house[p][c]
-                        and not self.hotel[p][c]]
+                out += [
+                    ("hotel", c)
+                    for c in colours
+                    if self.is_complete(p, c) and self.house[p][c] and not self.hotel[p][c]
+                ]
         return out
 
     def _loose(self, p: int) -> bool:
@@ -411,10 +437,12 @@ class MonopolyDealState(State):
         else where ``q`` holds most of a colour, else back to ``c`` (``q`` may move it later)."""
         colours = [COLOURS.index(x) for x in KINDS[k].colours if x in self.rules.colours]
         if len(colours) > 1:
+
             def score(x: int) -> tuple:
                 pile = self.props[q][x]
                 fills = not self.is_complete(q, x) and len(pile) + 1 >= SIZE[x]
                 return (fills, 0 < len(pile) < SIZE[x], len(pile) if len(pile) < SIZE[x] else -1, x == c)
+
             c = max(colours, key=score)
         self.props[q][c].append(k)
         self._check_win(q)
@@ -511,7 +539,7 @@ class MonopolyDealState(State):
         for _ in range(doubles):
             self._from_hand(p, DTR)
         self._play(p, 1 + doubles)
-        amount = self.rent(p, c) * 2 ** doubles
+        amount = self.rent(p, c) * 2**doubles
         who = "every other player" if len(targets) > 1 else seat(targets[0])
         dbl = f", doubled {'twice ' if doubles == 2 else ''}by Double The Rent" if doubles else ""
         self._public(f"{seat(p)} plays {KINDS[card].name} on {COLOURS[c]}{dbl}: {who} owes {seat(p)} ${amount}M rent.")
@@ -654,8 +682,12 @@ class MonopolyDealState(State):
             self.banks[by][k] += 1
             self._paid(p, KINDS[k].value, f"{KINDS[k].name} from the table (${KINDS[k].value}M, into the bank)")
         else:
-            self._paid(p, KINDS[k].value, f"{KINDS[k].name} from the table (${KINDS[k].value}M)",
-                       lambda: self._receive_property(by, k, c))
+            self._paid(
+                p,
+                KINDS[k].value,
+                f"{KINDS[k].name} from the table (${KINDS[k].value}M)",
+                lambda: self._receive_property(by, k, c),
+            )
 
     def _do_paybuilding(self, p: int, c: int, h: int) -> None:
         flags, kid = (self.hotel, HOTEL_ID) if h else (self.house, HOUSE_ID)

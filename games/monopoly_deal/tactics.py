@@ -3,6 +3,7 @@ to pay with, which property to take or give, how much a property is worth to a s
 a :class:`~arena.games.monopoly_deal.view.PlayerView`, i.e. only what the player may know. The
 scripted heuristic itself (:func:`heuristic_move`) lives here too: the abstraction plays it
 wherever it leaves no strategic choice."""
+
 from __future__ import annotations
 
 from arena.games.monopoly_deal.cards import COLOURS, KINDS, RAINBOW_ID, RENTS
@@ -113,10 +114,12 @@ def heuristic_play(v: PlayerView, legal: list[tuple]) -> tuple:
     opp_assets = {q: v.assets(q) for q in range(v.n) if q != me}
     rents = by_op.get("rent", []) + by_op.get("wildrent", [])
     if rents:
+
         def amount(m: tuple) -> float:
             c, d = (m[2], m[3]) if m[0] == "rent" else (m[1], m[3])
             who = opp_assets[m[2]] if m[0] == "wildrent" else sum(opp_assets.values())
-            return min(v.rent(me, c) * 2 ** d, max(who, 0)) - 0.5 * d
+            return min(v.rent(me, c) * 2**d, max(who, 0)) - 0.5 * d
+
         top = max(rents, key=amount)
         if amount(top) >= 1:
             return top
@@ -129,8 +132,11 @@ def heuristic_play(v: PlayerView, legal: list[tuple]) -> tuple:
             return by_op[op][0]
     if by_op.get("passgo"):
         return by_op["passgo"][0]
-    banks = [m for m in by_op.get("bank", []) if KINDS[m[1]].name != "Just Say No"
-             and (KINDS[m[1]].type == "money" or not useful_later(v, m[1]))]
+    banks = [
+        m
+        for m in by_op.get("bank", [])
+        if KINDS[m[1]].name != "Just Say No" and (KINDS[m[1]].type == "money" or not useful_later(v, m[1]))
+    ]
     if banks:
         return max(banks, key=lambda m: KINDS[m[1]].value)
     return ("end",)

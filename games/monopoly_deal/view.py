@@ -5,6 +5,7 @@ Everything here reads only what the player may know: its own hand, every table a
 up in the real game), the discard pile, pile sizes, hand sizes and the pending obligation.
 Seats in the tensor are relative (the observer first) so one policy serves every seat.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -54,7 +55,7 @@ def label(s: "MonopolyDealState", p: int, m: tuple) -> str:
         else:
             card, c, d, who = "Rent (any colour)", m[1], m[3], f"player {m[2]}"
         extra = f" + {d} Double The Rent" if d else ""
-        return f"charge {COLOURS[c]} rent ${s.rent(p, c) * 2 ** d}M to {who} ({card}{extra})"
+        return f"charge {COLOURS[c]} rent ${s.rent(p, c) * 2**d}M to {who} ({card}{extra})"
     if op == "sly":
         return f"play Sly Deal on player {m[1]}"
     if op == "forced":
@@ -129,11 +130,14 @@ def pending_text(s: "MonopolyDealState", p: int) -> str:
     op = e["op"]
     if s.phase in ("take", "give"):
         return f"{by} {'is' if by != 'you' else 'are'} choosing what to {'take' if s.phase == 'take' else 'give'} ({op} deal)."
-    what = {"rent": lambda: f"${e['amount']}M rent ({COLOURS[e['colour']]})",
-            "debt": lambda: "$5M (Debt Collector)", "birthday": lambda: "$2M (It's My Birthday)",
-            "sly": lambda: f"{_prop(*e['take'])} (Sly Deal)",
-            "forced": lambda: f"{_prop(*e['take'])} in exchange for {_prop(*e['give'])} (Forced Deal)",
-            "dealbreaker": lambda: f"the complete {COLOURS[e['colour']]} set (Deal Breaker)"}[op]()
+    what = {
+        "rent": lambda: f"${e['amount']}M rent ({COLOURS[e['colour']]})",
+        "debt": lambda: "$5M (Debt Collector)",
+        "birthday": lambda: "$2M (It's My Birthday)",
+        "sly": lambda: f"{_prop(*e['take'])} (Sly Deal)",
+        "forced": lambda: f"{_prop(*e['take'])} in exchange for {_prop(*e['give'])} (Forced Deal)",
+        "dealbreaker": lambda: f"the complete {COLOURS[e['colour']]} set (Deal Breaker)",
+    }[op]()
     line = f"{by} demand{'s' if by != 'you' else ''} {what} from {t}."
     if s.jsn_count:
         stands = "the Just Say No stands" if s.jsn_count % 2 else "the demand stands"
@@ -155,8 +159,10 @@ ASK = {
 
 def render_text(s: "MonopolyDealState", p: int, recent: int = 8) -> str:
     r = s.rules
-    head = (f"Monopoly Deal ({r.variant} rules, {s.n} players): first to {r.sets_to_win} complete sets of different "
-            f"colours wins; up to {r.plays_per_turn} plays a turn. You are player {p}.")
+    head = (
+        f"Monopoly Deal ({r.variant} rules, {s.n} players): first to {r.sets_to_win} complete sets of different "
+        f"colours wins; up to {r.plays_per_turn} plays a turn. You are player {p}."
+    )
     lines = [head]
     if s.phase == "deal":
         lines.append("The cards are being dealt.")
@@ -165,14 +171,18 @@ def render_text(s: "MonopolyDealState", p: int, recent: int = 8) -> str:
         end = f"Game over: player {s.winner} wins." if s.winner >= 0 else "Game over: turn limit reached, a draw."
         lines.append(f"{end} Your return: {s.returns()[p]:+g}.")
     else:
-        lines.append(f"Turn {s.turn} (limit {s.cfg.max_turns}): {'your' if s.player == p else f'player {s.player}'+chr(39)+'s'} turn, "
-                     f"{s.plays_left} play{'s' if s.plays_left != 1 else ''} left. "
-                     f"Draw pile {s.draw_total} cards, discard pile {sum(s.discard)}.")
+        lines.append(
+            f"Turn {s.turn} (limit {s.cfg.max_turns}): {'your' if s.player == p else f'player {s.player}' + chr(39) + 's'} turn, "
+            f"{s.plays_left} play{'s' if s.plays_left != 1 else ''} left. "
+            f"Draw pile {s.draw_total} cards, discard pile {sum(s.discard)}."
+        )
     lines.append(f"Your hand ({s.hand_size[p]}): {_cards(s.hands[p])}.")
     for q in [p] + s.others(p):
         who = "You" if q == p else f"Player {q} (hand {s.hand_size[q]} cards)"
-        lines.append(f"{who}: {s.complete_sets(q)} complete set{'s' if s.complete_sets(q) != 1 else ''}; "
-                     f"bank ${s.bank_value(q)}M ({_cards(s.banks[q])}); {_table(s, q)}.")
+        lines.append(
+            f"{who}: {s.complete_sets(q)} complete set{'s' if s.complete_sets(q) != 1 else ''}; "
+            f"bank ${s.bank_value(q)}M ({_cards(s.banks[q])}); {_table(s, q)}."
+        )
     pend = pending_text(s, p)
     if pend:
         lines.append("Pending: " + pend)
@@ -212,9 +222,20 @@ class Layout:
         self.pairs = layout_for(variant, n).pairs
         K, C, P = len(self.kinds), len(self.colours), len(self.pairs)
         seat_block = P + 2 * C + K + 5
-        blocks = [("phase", len(PHASES)), ("scalars", 5), ("hand", K), ("discard", K), ("seats", n * seat_block),
-                  ("effect", len(EFFECTS)), ("pending", 3), ("by", n), ("target", n), ("take", P), ("give", P),
-                  ("colour", C)]
+        blocks = [
+            ("phase", len(PHASES)),
+            ("scalars", 5),
+            ("hand", K),
+            ("discard", K),
+            ("seats", n * seat_block),
+            ("effect", len(EFFECTS)),
+            ("pending", 3),
+            ("by", n),
+            ("target", n),
+            ("take", P),
+            ("give", P),
+            ("colour", C),
+        ]
         self.n, self.seat_block = n, seat_block
         self.slices: dict[str, slice] = {}
         at = 0
@@ -239,8 +260,13 @@ def encode(s: "MonopolyDealState", p: int) -> np.ndarray:
     phase = "chance" if s.phase in ("deal", "draw") else s.phase
     x[sl["phase"].start + PHASES.index(phase)] = 1
     deck = s.rules.deck_size
-    x[sl["scalars"]] = [s.current_player() == p, s.plays_left / s.rules.plays_per_turn, s.turn / s.cfg.max_turns,
-                        s.draw_total / deck, sum(s.discard) / deck]
+    x[sl["scalars"]] = [
+        s.current_player() == p,
+        s.plays_left / s.rules.plays_per_turn,
+        s.turn / s.cfg.max_turns,
+        s.draw_total / deck,
+        sum(s.discard) / deck,
+    ]
     h0, d0 = sl["hand"].start, sl["discard"].start
     for i, k in enumerate(L.kinds):
         x[h0 + i] = s.hands[p][k]
@@ -256,7 +282,7 @@ def encode(s: "MonopolyDealState", p: int) -> np.ndarray:
         for i, k in enumerate(L.kinds):
             x[b + P + 2 * C + i] = s.banks[q][k]
         e = b + P + 2 * C + K
-        x[e:e + 5] = [s.bank_value(q) / 10, s.hand_size[q] / 7, s.complete_sets(q), q == s.player, q == s.target]
+        x[e : e + 5] = [s.bank_value(q) / 10, s.hand_size[q] / 7, s.complete_sets(q), q == s.player, q == s.target]
     eff = s.effect
     if eff is not None:
         x[sl["effect"].start + EFFECTS.index(eff["op"])] = 1
@@ -297,8 +323,9 @@ class PlayerView:
         self.plays_left = int(round(sc[1] * self.rules.plays_per_turn))
         self.draw_left = int(round(sc[3] * self.rules.deck_size))
         self.hand = {k: int(round(x[sl["hand"].start + i])) for i, k in enumerate(L.kinds) if x[sl["hand"].start + i]}
-        self.discard = {k: int(round(x[sl["discard"].start + i])) for i, k in enumerate(L.kinds)
-                        if x[sl["discard"].start + i]}
+        self.discard = {
+            k: int(round(x[sl["discard"].start + i])) for i, k in enumerate(L.kinds) if x[sl["discard"].start + i]
+        }
         NC = len(COLOURS)
         C, P, K = len(L.colours), len(L.pairs), len(L.kinds)
         self.props = [[[] for _ in range(NC)] for _ in range(n)]
@@ -386,8 +413,12 @@ class PlayerView:
 
     def assets(self, q: int) -> int:
         """What ``q`` could pay with: bank, table properties, buildings."""
-        return (self.bank_value(q) + sum(KINDS[k].value for pile in self.props[q] for k in pile)
-                + 3 * sum(self.house[q]) + 4 * sum(self.hotel[q]))
+        return (
+            self.bank_value(q)
+            + sum(KINDS[k].value for pile in self.props[q] for k in pile)
+            + 3 * sum(self.house[q])
+            + 4 * sum(self.hotel[q])
+        )
 
     def need(self, q: int, c: int) -> int:
         """Cards ``q`` still lacks to complete colour ``c``."""

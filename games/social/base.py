@@ -6,6 +6,7 @@ pay per-step rewards as the change in returns). ``discount`` < 1 turns the fixed
 random one: after each round a chance node stops the game with probability ``1 - discount``
 (the OpenSpiel IPD convention), so expected returns equal discounted ones.
 """
+
 from __future__ import annotations
 
 import copy
@@ -125,8 +126,30 @@ def check_horizon(name: str, horizon: Any, discount: Any) -> tuple[int, float]:
     return horizon, d
 
 
-def make_spec(name: str, players: int, actions: int, shape: tuple[int, ...], lo: float, hi: float,
-              horizon: int, params: dict[str, Any], description: str, text: bool = False) -> GameSpec:
-    return GameSpec(name=name, num_players=players, num_distinct_actions=actions, observation_shape=shape,
-                    min_utility=lo, max_utility=hi, zero_sum=False, max_game_length=horizon * players,
-                    tree=False, text_decisions=text, simultaneous=not text, params=params, description=description)
+def make_spec(
+    name: str,
+    players: int,
+    actions: int,
+    shape: tuple[int, ...],
+    lo: float,
+    hi: float,
+    horizon: int,
+    params: dict[str, Any],
+    description: str,
+    text: bool = False,
+) -> GameSpec:
+    return GameSpec(
+        name=name,
+        num_players=players,
+        num_distinct_actions=actions,
+        observation_shape=shape,
+        min_utility=lo,
+        max_utility=hi,
+        zero_sum=False,
+        max_game_length=horizon * players,
+        tree=False,
+        text_decisions=text,
+        simultaneous=not text,
+        params=params,
+        description=description,
+    )

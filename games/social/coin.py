@@ -11,6 +11,7 @@ by ``new_initial_state(seed)``), so the game has no tree view.
 Observation tensor, egocentric (rolled so the observer sits at the centre cell): four planes
 (self, other, coin of my colour, coin of the other's colour), shape ``(4, size, size)``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -94,12 +95,14 @@ class CoinState(RoundState):
 
     def observation_text(self, player: int) -> str:
         me = COLOURS[player]
-        lines = [f"Coin Game, step {min(self.round + 1, self.game.horizon)} of {self.game.horizon}. "
-                 f"You are {me} ({me[0].upper()}); the coin is {COLOURS[self.coin_colour]} (lower case). "
-                 "Any coin pays you +1; taking the other's coin costs them 2. X = both on a cell.",
-                 self.grid_text(),
-                 f"Totals: you {self.totals[player]:g}, other {self.totals[1 - player]:g}. "
-                 f"Coins taken by you: {self.picks[player][0]} yours, {self.picks[player][1]} the other's."]
+        lines = [
+            f"Coin Game, step {min(self.round + 1, self.game.horizon)} of {self.game.horizon}. "
+            f"You are {me} ({me[0].upper()}); the coin is {COLOURS[self.coin_colour]} (lower case). "
+            "Any coin pays you +1; taking the other's coin costs them 2. X = both on a cell.",
+            self.grid_text(),
+            f"Totals: you {self.totals[player]:g}, other {self.totals[1 - player]:g}. "
+            f"Coins taken by you: {self.picks[player][0]} yours, {self.picks[player][1]} the other's.",
+        ]
         if not self.is_terminal():
             lines.append("Legal: up, down, left, right.")
         return "\n".join(lines)
@@ -110,8 +113,11 @@ class CoinState(RoundState):
     def outcome_info(self) -> dict[str, Any]:
         total = self.picks.sum(axis=1)
         own_rate = [float(self.picks[p][0] / total[p]) if total[p] else float("nan") for p in range(2)]
-        return {"own_coin_rate": own_rate, "own_picks": self.picks[:, 0].tolist(),
-                "other_picks": self.picks[:, 1].tolist()}
+        return {
+            "own_coin_rate": own_rate,
+            "own_picks": self.picks[:, 0].tolist(),
+            "other_picks": self.picks[:, 1].tolist(),
+        }
 
 
 class CoinGame(RoundGame):
@@ -124,9 +130,17 @@ class CoinGame(RoundGame):
         self.horizon, self.discount = check_horizon("coin_game", horizon, discount)
         defaults = {"size": 3, "horizon": 16, "discount": 1.0}
         params = {k: v for k, v in {"size": size, "horizon": horizon, "discount": discount}.items() if v != defaults[k]}
-        self.spec = make_spec("coin_game", 2, 4, (4, size, size), -2.0 * self.horizon, 2.0 * self.horizon,
-                              self.horizon, params,
-                              f"Coin Game on a {size}x{size} torus, {self.horizon} steps (LOLA rules)")
+        self.spec = make_spec(
+            "coin_game",
+            2,
+            4,
+            (4, size, size),
+            -2.0 * self.horizon,
+            2.0 * self.horizon,
+            self.horizon,
+            params,
+            f"Coin Game on a {size}x{size} torus, {self.horizon} steps (LOLA rules)",
+        )
 
     def new_initial_state(self, seed: int | None = None) -> CoinState:
         return CoinState(self, seed)

@@ -15,6 +15,7 @@ from scratch: in the full text the history is a few dozen characters among ~480,
 "you X, other Y" rendering the histories CD and DC are the same bag of characters; a randomly
 initialised model's policy gradient then moves every history alike (docs/llm_training.md).
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -26,10 +27,16 @@ from .base import RoundGame, RoundState, check_horizon, make_spec
 
 COOPERATE, DEFECT = 0, 1
 PRESETS: dict[str, dict[str, Any]] = {
-    "prisoners_dilemma": {"payoffs": (-1.0, -3.0, 0.0, -2.0), "labels": ("cooperate", "defect"),
-                          "title": "iterated prisoner's dilemma"},
-    "axelrod": {"payoffs": (3.0, 0.0, 5.0, 1.0), "labels": ("cooperate", "defect"),
-                "title": "iterated prisoner's dilemma (Axelrod payoffs)"},
+    "prisoners_dilemma": {
+        "payoffs": (-1.0, -3.0, 0.0, -2.0),
+        "labels": ("cooperate", "defect"),
+        "title": "iterated prisoner's dilemma",
+    },
+    "axelrod": {
+        "payoffs": (3.0, 0.0, 5.0, 1.0),
+        "labels": ("cooperate", "defect"),
+        "title": "iterated prisoner's dilemma (Axelrod payoffs)",
+    },
     "stag_hunt": {"payoffs": (4.0, 0.0, 3.0, 2.0), "labels": ("stag", "hare"), "title": "iterated stag hunt"},
     "chicken": {"payoffs": (3.0, 1.0, 4.0, 0.0), "labels": ("swerve", "straight"), "title": "iterated chicken"},
 }
@@ -78,9 +85,11 @@ class MatrixState(RoundState):
             return self.brief_text(player)
         g, lab = self.game, self.game.labels
         R, S, T, P = g.payoffs
-        lines = [f"{g.title.capitalize()}, round {min(self.round + 1, g.horizon)} of at most {g.horizon}. "
-                 f"Payoffs (you, other): both {lab[0]} {R:g}/{R:g}; you {lab[0]}, other {lab[1]} {S:g}/{T:g}; "
-                 f"you {lab[1]}, other {lab[0]} {T:g}/{S:g}; both {lab[1]} {P:g}/{P:g}."]
+        lines = [
+            f"{g.title.capitalize()}, round {min(self.round + 1, g.horizon)} of at most {g.horizon}. "
+            f"Payoffs (you, other): both {lab[0]} {R:g}/{R:g}; you {lab[0]}, other {lab[1]} {S:g}/{T:g}; "
+            f"you {lab[1]}, other {lab[0]} {T:g}/{S:g}; both {lab[1]} {P:g}/{P:g}."
+        ]
         if self.history:
             j = self.history[-1]
             lines.append(f"Last round you played {lab[j[player]]} and the other player played {lab[j[1 - player]]}.")
@@ -98,7 +107,7 @@ class MatrixState(RoundState):
             return "Game over."
         if not self.history:
             return "First round."
-        moves = [lab[j[1 - player]] for j in self.history[-self.game.memory:]]
+        moves = [lab[j[1 - player]] for j in self.history[-self.game.memory :]]
         if len(moves) == 1:
             return f"The other player's last move: {moves[0]}."
         return f"The other player's last {len(moves)} moves, oldest first: {', '.join(moves)}."
@@ -112,8 +121,16 @@ class MatrixState(RoundState):
 class IteratedMatrixGame(RoundGame):
     state_class = MatrixState
 
-    def __init__(self, preset: str = "prisoners_dilemma", payoffs: Any = None, horizon: int = 16,
-                 discount: float = 1.0, memory: int = 1, arena_name: str = "ipd", text: str = "full") -> None:
+    def __init__(
+        self,
+        preset: str = "prisoners_dilemma",
+        payoffs: Any = None,
+        horizon: int = 16,
+        discount: float = 1.0,
+        memory: int = 1,
+        arena_name: str = "ipd",
+        text: str = "full",
+    ) -> None:
         if preset not in PRESETS:
             raise ArenaError(f"game '{arena_name}': unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
         base = PRESETS[preset]
@@ -129,16 +146,28 @@ class IteratedMatrixGame(RoundGame):
             raise ArenaError(f"game '{arena_name}': text must be 'full' or 'brief', got {text!r}")
         self.text = text
         defaults = {"horizon": 16, "discount": 1.0, "memory": 1, "text": "full"}
-        params = {k: v for k, v in {"horizon": horizon, "discount": discount, "memory": memory, "text": text}.items()
-                  if v != defaults[k]}
+        params = {
+            k: v
+            for k, v in {"horizon": horizon, "discount": discount, "memory": memory, "text": text}.items()
+            if v != defaults[k]
+        }
         if arena_name == "ipd" and preset != "prisoners_dilemma":
             params["preset"] = preset
         if payoffs is not None:
             params["payoffs"] = list(self.payoffs)
         lo, hi = min(self.payoffs) * self.horizon, max(self.payoffs) * self.horizon
-        self.spec = make_spec(arena_name, 2, 2, (memory, 5), lo, hi, self.horizon, params,
-                              f"{self.title}: payoffs (R,S,T,P)={self.payoffs}, {self.horizon} rounds, "
-                              f"continue probability {self.discount:g}")
+        self.spec = make_spec(
+            arena_name,
+            2,
+            2,
+            (memory, 5),
+            lo,
+            hi,
+            self.horizon,
+            params,
+            f"{self.title}: payoffs (R,S,T,P)={self.payoffs}, {self.horizon} rounds, "
+            f"continue probability {self.discount:g}",
+        )
 
     def scripted_kinds(self) -> tuple[str, ...]:
         return ("always_cooperate", "always_defect", "tit_for_tat")
@@ -176,16 +205,24 @@ class IteratedMatrixGame(RoundGame):
         return super().scripted_action(kind, obs)
 
 
-def ipd(payoffs: Any = None, horizon: int = 16, discount: float = 1.0, memory: int = 1,
-        preset: str = "prisoners_dilemma", text: str = "full") -> IteratedMatrixGame:
+def ipd(
+    payoffs: Any = None,
+    horizon: int = 16,
+    discount: float = 1.0,
+    memory: int = 1,
+    preset: str = "prisoners_dilemma",
+    text: str = "full",
+) -> IteratedMatrixGame:
     return IteratedMatrixGame(preset, payoffs, horizon, discount, memory, "ipd", text)
 
 
-def stag_hunt(horizon: int = 16, discount: float = 1.0, memory: int = 1, payoffs: Any = None,
-              text: str = "full") -> IteratedMatrixGame:
+def stag_hunt(
+    horizon: int = 16, discount: float = 1.0, memory: int = 1, payoffs: Any = None, text: str = "full"
+) -> IteratedMatrixGame:
     return IteratedMatrixGame("stag_hunt", payoffs, horizon, discount, memory, "stag_hunt", text)
 
 
-def chicken(horizon: int = 16, discount: float = 1.0, memory: int = 1, payoffs: Any = None,
-            text: str = "full") -> IteratedMatrixGame:
+def chicken(
+    horizon: int = 16, discount: float = 1.0, memory: int = 1, payoffs: Any = None, text: str = "full"
+) -> IteratedMatrixGame:
     return IteratedMatrixGame("chicken", payoffs, horizon, discount, memory, "chicken", text)

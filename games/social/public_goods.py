@@ -7,6 +7,7 @@ multiplied by ``multiplier`` (r) and shared equally: u_i = e - c_i + (r/N) * sum
 Observation tensor: last round's contributions as fractions of ``e`` — own first, then the
 others in seat order after the observer — plus a start flag; shape ``(players + 1,)``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -44,9 +45,11 @@ class PublicGoodsState(RoundState):
 
     def observation_text(self, player: int) -> str:
         g = self.game
-        lines = [f"Public goods game, {g.players} players, round {min(self.round + 1, g.horizon)} of {g.horizon}. "
-                 f"You hold {g.endowment} tokens; what everyone gives is multiplied by {g.multiplier:g} and "
-                 f"split equally ({g.multiplier / g.players:g} back per token given)."]
+        lines = [
+            f"Public goods game, {g.players} players, round {min(self.round + 1, g.horizon)} of {g.horizon}. "
+            f"You hold {g.endowment} tokens; what everyone gives is multiplied by {g.multiplier:g} and "
+            f"split equally ({g.multiplier / g.players:g} back per token given)."
+        ]
         if self.history:
             last = self.history[-1]
             others = ", ".join(f"player {q}: {last[q]}" for q in self._order(player)[1:])
@@ -65,8 +68,9 @@ class PublicGoodsState(RoundState):
 class PublicGoodsGame(RoundGame):
     state_class = PublicGoodsState
 
-    def __init__(self, players: int = 4, endowment: int = 4, multiplier: float = 1.6, horizon: int = 10,
-                 discount: float = 1.0) -> None:
+    def __init__(
+        self, players: int = 4, endowment: int = 4, multiplier: float = 1.6, horizon: int = 10, discount: float = 1.0
+    ) -> None:
         if not isinstance(players, int) or players < 2:
             raise ArenaError(f"game 'public_goods': players must be an integer >= 2, got {players!r}")
         if not isinstance(endowment, int) or endowment < 1:
@@ -76,16 +80,28 @@ class PublicGoodsGame(RoundGame):
         self.players, self.endowment, self.multiplier = players, endowment, float(multiplier)
         self.horizon, self.discount = check_horizon("public_goods", horizon, discount)
         defaults = {"players": 4, "endowment": 4, "multiplier": 1.6, "horizon": 10, "discount": 1.0}
-        given = {"players": players, "endowment": endowment, "multiplier": multiplier, "horizon": horizon,
-                 "discount": discount}
+        given = {
+            "players": players,
+            "endowment": endowment,
+            "multiplier": multiplier,
+            "horizon": horizon,
+            "discount": discount,
+        }
         params = {k: v for k, v in given.items() if v != defaults[k]}
         e, r, n = endowment, self.multiplier, players
         lo = (r / n) * e  # giving everything while nobody else gives
         hi = e + (r / n) * e * (n - 1)  # free riding on everyone else's full gifts
-        self.spec = make_spec("public_goods", n, e + 1, (n + 1,), lo * self.horizon, hi * self.horizon,
-                              self.horizon, params,
-                              f"linear public goods game: {n} players, endowment {e}, multiplier {r:g}, "
-                              f"{self.horizon} rounds")
+        self.spec = make_spec(
+            "public_goods",
+            n,
+            e + 1,
+            (n + 1,),
+            lo * self.horizon,
+            hi * self.horizon,
+            self.horizon,
+            params,
+            f"linear public goods game: {n} players, endowment {e}, multiplier {r:g}, {self.horizon} rounds",
+        )
 
     def scripted_kinds(self) -> tuple[str, ...]:
         return ("always_cooperate", "always_defect", "tit_for_tat")

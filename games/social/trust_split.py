@@ -20,6 +20,7 @@ the lower hand, a flag that this has happened, and my own claim the last time I 
 with roles dealt at random, the last round alone often says nothing about whether the other
 concedes.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -157,14 +158,18 @@ class TrustSplitState(RoundState):
 
     def observation_text(self, player: int) -> str:
         g = self.game
-        lines = [f"Trust-and-Split, round {min(self.round + 1, g.horizon)} of {g.horizon}. {g.coins} coins are split "
-                 "each round. The player whose rock-paper-scissors hand wins values each coin at 10, the other at 1. "
-                 "Both claim coins at once; if the claims exceed the coins, they are scaled down in proportion."]
+        lines = [
+            f"Trust-and-Split, round {min(self.round + 1, g.horizon)} of {g.horizon}. {g.coins} coins are split "
+            "each round. The player whose rock-paper-scissors hand wins values each coin at 10, the other at 1. "
+            "Both claim coins at once; if the claims exceed the coins, they are scaled down in proportion."
+        ]
         for k, r in enumerate(self.rounds[-3:]):
             idx = len(self.rounds) - min(3, len(self.rounds)) + k + 1
             up = "you" if r["upper"] == player else "the other player"
-            lines.append(f"Round {idx}: {up} had the upper hand; you claimed {r['claims'][player]}, "
-                         f"the other claimed {r['claims'][1 - player]}; you got {r['rewards'][player]:g} points.")
+            lines.append(
+                f"Round {idx}: {up} had the upper hand; you claimed {r['claims'][player]}, "
+                f"the other claimed {r['claims'][1 - player]}; you got {r['rewards'][player]:g} points."
+            )
         if self.hands is not None:
             mine = HANDS[self.hands[player]]
             if self._hands_visible():
@@ -187,7 +192,11 @@ class TrustSplitState(RoundState):
 
     def information_state_key(self, player: int) -> str:
         seen = [(r["upper"] == player, r["claims"]) for r in self.rounds]
-        hand = None if self.hands is None else (self.hands[player], self.hands[1 - player] if self._hands_visible() else None)
+        hand = (
+            None
+            if self.hands is None
+            else (self.hands[player], self.hands[1 - player] if self._hands_visible() else None)
+        )
         talk = [(r, p, t) for r, p, t in self.messages]
         return f"p{player} {seen} hand={hand} talk={talk}"
 
@@ -212,12 +221,25 @@ class TrustSplitGame(RoundGame):
             raise ArenaError(f"game 'trust_split': talk must be true or false, got {talk!r}")
         self.coins, self.talk = coins, talk
         self.public_hands = (not talk) if public_hands is None else bool(public_hands)
-        params = {k: v for k, v in {"horizon": horizon, "coins": coins, "talk": talk, "public_hands": public_hands}.items()
-                  if v != {"horizon": 10, "coins": 10, "talk": False, "public_hands": None}[k]}
-        spec = make_spec("trust_split", 2, coins + 1, (16,), 0.0, HIGH * coins * self.horizon, self.horizon,
-                         params, f"Trust-and-Split: {self.horizon} rounds of {coins} coins, "
-                         f"{'one message each then ' if talk else ''}simultaneous claims; hands "
-                         f"{'public' if self.public_hands else 'private'}", text=talk)
+        params = {
+            k: v
+            for k, v in {"horizon": horizon, "coins": coins, "talk": talk, "public_hands": public_hands}.items()
+            if v != {"horizon": 10, "coins": 10, "talk": False, "public_hands": None}[k]
+        }
+        spec = make_spec(
+            "trust_split",
+            2,
+            coins + 1,
+            (16,),
+            0.0,
+            HIGH * coins * self.horizon,
+            self.horizon,
+            params,
+            f"Trust-and-Split: {self.horizon} rounds of {coins} coins, "
+            f"{'one message each then ' if talk else ''}simultaneous claims; hands "
+            f"{'public' if self.public_hands else 'private'}",
+            text=talk,
+        )
         self.spec = dataclasses.replace(spec, max_game_length=4 * self.horizon) if talk else spec
 
     def scripted_kinds(self) -> tuple[str, ...]:

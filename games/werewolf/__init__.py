@@ -4,6 +4,7 @@ Discussion is free text (``talk=text``, for LLMs and people), discrete claims an
 (``talk=structured``, the default, so neural agents, solvers and PettingZoo can play), or off
 (``talk=none``). Rules and knobs: :mod:`arena.games.werewolf.rules`; docs: docs/werewolf.md.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -27,9 +28,16 @@ class WerewolfGame(Game):
         n = c.players
         per_day = c.num_wolves + 2 + c.discussion_rounds * n + 2 * n + 1
         self.spec = GameSpec(
-            name="werewolf", num_players=n, num_distinct_actions=ActionLayout(n).size,
-            observation_shape=(layout(n).size,), min_utility=-1.0, max_utility=1.0, zero_sum=False,
-            max_game_length=n + c.max_days * per_day, tree=False, text_decisions=c.talk == "text",
+            name="werewolf",
+            num_players=n,
+            num_distinct_actions=ActionLayout(n).size,
+            observation_shape=(layout(n).size,),
+            min_utility=-1.0,
+            max_utility=1.0,
+            zero_sum=False,
+            max_game_length=n + c.max_days * per_day,
+            tree=False,
+            text_decisions=c.talk == "text",
             params=c.changed(),
             description=f"Werewolf, {n} players ({c.num_wolves} werewolves), talk={c.talk}",
         )
@@ -40,9 +48,14 @@ class WerewolfGame(Game):
 
 @hookimpl
 def arena_games() -> list[GameEntry]:
-    return [GameEntry("werewolf", WerewolfGame,
-                      "Werewolf social deduction (5-9 players): night kills, Seer, Doctor, discussion, votes",
-                      asdict(WerewolfConfig()))]
+    return [
+        GameEntry(
+            "werewolf",
+            WerewolfGame,
+            "Werewolf social deduction (5-9 players): night kills, Seer, Doctor, discussion, votes",
+            asdict(WerewolfConfig()),
+        )
+    ]
 
 
 @hookimpl

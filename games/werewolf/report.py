@@ -4,6 +4,7 @@ Input is a list of :class:`arena.match.GameResult` whose ``info`` is the game's
 ``outcome_info()`` (roles, winner, teams). A draw (day limit) counts as a game but no win;
 forfeited games (no info) are skipped and counted.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -47,18 +48,28 @@ def win_rates(results: Sequence[Any]) -> dict[str, Any]:
         "forfeits": len(results) - n,
         "sides": {s: _rate(w, n) for s, w in sides.items()},
         "roles": {role: {"seats": g, "win_rate": _rate(w, g)} for role, (g, w) in sorted(roles.items())},
-        "agents": {name: {"games": a["games"], "wins": a["wins"], "win_rate": _rate(a["wins"], a["games"]),
-                          "by_role": {role: {"seats": g, "win_rate": _rate(w, g)} for role, (g, w) in sorted(a["by_role"].items())}}
-                   for name, a in agents.items()},
+        "agents": {
+            name: {
+                "games": a["games"],
+                "wins": a["wins"],
+                "win_rate": _rate(a["wins"], a["games"]),
+                "by_role": {
+                    role: {"seats": g, "win_rate": _rate(w, g)} for role, (g, w) in sorted(a["by_role"].items())
+                },
+            }
+            for name, a in agents.items()
+        },
     }
 
 
 def format_report(rep: dict[str, Any]) -> str:
     """The report as plain text lines (sides, roles, then agents by role)."""
-    lines = [f"{rep['games']} games ({rep['draws']} draws at the day limit, {rep['forfeits']} forfeited)",
-             "side win rates: " + ", ".join(f"{s} {r:.3f}" for s, r in rep["sides"].items()),
-             "role win rates: " + ", ".join(f"{role} {x['win_rate']:.3f} ({x['seats']} seats)"
-                                            for role, x in rep["roles"].items())]
+    lines = [
+        f"{rep['games']} games ({rep['draws']} draws at the day limit, {rep['forfeits']} forfeited)",
+        "side win rates: " + ", ".join(f"{s} {r:.3f}" for s, r in rep["sides"].items()),
+        "role win rates: "
+        + ", ".join(f"{role} {x['win_rate']:.3f} ({x['seats']} seats)" for role, x in rep["roles"].items()),
+    ]
     for name, a in sorted(rep["agents"].items(), key=lambda kv: -kv[1]["win_rate"]):
         roles = ", ".join(f"{role} {x['win_rate']:.2f}/{x['seats']}" for role, x in a["by_role"].items())
         lines.append(f"  {name}: won {a['wins']}/{a['games']} ({a['win_rate']:.3f}); by role: {roles}")
@@ -88,5 +99,6 @@ def _run(args: Any) -> int:
 def report_command() -> Any:
     from arena.cli_api import Command
 
-    return Command("werewolf-report", "per-side, per-role and per-agent win rates of a werewolf run directory",
-                   _args, _run)
+    return Command(
+        "werewolf-report", "per-side, per-role and per-agent win rates of a werewolf run directory", _args, _run
+    )

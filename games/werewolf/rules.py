@@ -4,6 +4,7 @@ The canonical rule set (../shared/papers/games.md §1.2) is the default; every v
 §1.3 that this plugin supports is a field of :class:`WerewolfConfig`, checked once so that a bad
 value is one clear line naming the parameter.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
@@ -64,8 +65,13 @@ class WerewolfConfig:
                 raise bad(f.name, f"must be {str(f.type)}, got {v!r}")
         if not 5 <= self.players <= 9:
             raise bad("players", f"must be between 5 and 9, got {self.players}")
-        checks = [("talk", TALK_MODES), ("vote_rule", VOTE_RULES), ("wolf_decision", WOLF_DECISIONS),
-                  ("wolf_win", WOLF_WINS), ("seer_learns", SEER_LEARNS)]
+        checks = [
+            ("talk", TALK_MODES),
+            ("vote_rule", VOTE_RULES),
+            ("wolf_decision", WOLF_DECISIONS),
+            ("wolf_win", WOLF_WINS),
+            ("seer_learns", SEER_LEARNS),
+        ]
         for key, allowed in checks:
             if getattr(self, key) not in allowed:
                 raise bad(key, f"must be one of {', '.join(allowed)}; got {getattr(self, key)!r}")
@@ -122,8 +128,12 @@ class ActionLayout:
             return "silent", -1
         if self.claim <= action < self.accuse:
             return "claim", CLAIMABLE[action - self.claim]
-        for kind, base in (("accuse", self.accuse), ("wolf", self.report_wolf),
-                           ("clear", self.report_clear), ("defend", self.defend)):
+        for kind, base in (
+            ("accuse", self.accuse),
+            ("wolf", self.report_wolf),
+            ("clear", self.report_clear),
+            ("defend", self.defend),
+        ):
             if base <= action < base + n:
                 return kind, action - base
         raise ValueError(f"{action} is not an utterance")

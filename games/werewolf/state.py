@@ -6,6 +6,7 @@ Night (wolves in seat order, Doctor, Seer) → Dawn → Discussion → Vote, unt
 and perfect-recall info-state key) plus structured arrays for the tensor; nothing is written to
 a player's log that its role may not know, and the dead stop receiving events.
 """
+
 from __future__ import annotations
 
 import re
@@ -14,8 +15,7 @@ from typing import Any
 import numpy as np
 
 from arena.game import CHANCE, TERMINAL, Action, GameSpec, IllegalActionError, State
-from arena.games.werewolf.rules import (CLAIMABLE, DOCTOR, ROLE_NAMES, SEER, VILLAGER, WOLF, ActionLayout,
-                                        WerewolfConfig)
+from arena.games.werewolf.rules import CLAIMABLE, DOCTOR, ROLE_NAMES, SEER, VILLAGER, WOLF, ActionLayout, WerewolfConfig
 from arena.games.werewolf.view import encode, render_text
 
 _TEXT_PATTERNS = [
@@ -123,10 +123,14 @@ class WerewolfState(State):
                 return []
             L = self.layout
             others = [q for q in range(n) if q != player]
-            return ([L.silent] + [L.claim + i for i in range(len(CLAIMABLE))]
-                    + [L.accuse + q for q in others if alive[q]]
-                    + [L.report_wolf + q for q in others] + [L.report_clear + q for q in others]
-                    + [L.defend + q for q in range(n) if alive[q]])
+            return (
+                [L.silent]
+                + [L.claim + i for i in range(len(CLAIMABLE))]
+                + [L.accuse + q for q in others if alive[q]]
+                + [L.report_wolf + q for q in others]
+                + [L.report_clear + q for q in others]
+                + [L.defend + q for q in range(n) if alive[q]]
+            )
         return []
 
     def apply_action(self, action: Action) -> None:
@@ -171,8 +175,23 @@ class WerewolfState(State):
     def clone(self) -> "WerewolfState":
         c = WerewolfState.__new__(WerewolfState)
         c.__dict__.update(self.__dict__)
-        for k in ("roles", "to_deal", "alive", "queue", "tied", "picks", "transcript", "history", "claims", "seer_rank",
-                  "accused_today", "accused_total", "defended_today", "last_votes", "revealed"):
+        for k in (
+            "roles",
+            "to_deal",
+            "alive",
+            "queue",
+            "tied",
+            "picks",
+            "transcript",
+            "history",
+            "claims",
+            "seer_rank",
+            "accused_today",
+            "accused_total",
+            "defended_today",
+            "last_votes",
+            "revealed",
+        ):
             setattr(c, k, list(getattr(self, k)))
         c.logs = [list(x) for x in self.logs]
         c.reports = [list(x) for x in self.reports]
@@ -191,11 +210,14 @@ class WerewolfState(State):
             verb = {"kill": "kill", "protect": "protect", "inspect": "inspect"}.get(self.decision(), "vote")
             return f"{verb} {seat(action)}"
         kind, arg = L.speech(action)
-        return {"silent": lambda: "silent", "claim": lambda: f"claim {ROLE_NAMES[arg].lower()}",
-                "accuse": lambda: f"accuse {seat(arg)}",
-                "wolf": lambda: f"report {seat(arg)} is a werewolf",
-                "clear": lambda: f"report {seat(arg)} is not a werewolf",
-                "defend": lambda: f"defend {seat(arg)}"}[kind]()
+        return {
+            "silent": lambda: "silent",
+            "claim": lambda: f"claim {ROLE_NAMES[arg].lower()}",
+            "accuse": lambda: f"accuse {seat(arg)}",
+            "wolf": lambda: f"report {seat(arg)} is a werewolf",
+            "clear": lambda: f"report {seat(arg)} is not a werewolf",
+            "defend": lambda: f"defend {seat(arg)}",
+        }[kind]()
 
     def information_state_key(self, player: int) -> str:
         role = ROLE_NAMES[self.roles[player]] if len(self.roles) == self.n else "?"
@@ -216,7 +238,10 @@ class WerewolfState(State):
             "truncated": self.winner == "draw",
             "days": self.day,
             "roles": names,
-            "teams": [[p for p in range(self.n) if self.roles[p] != WOLF], [p for p in range(self.n) if self.roles[p] == WOLF]],
+            "teams": [
+                [p for p in range(self.n) if self.roles[p] != WOLF],
+                [p for p in range(self.n) if self.roles[p] == WOLF],
+            ],
             "team_names": ["village", "wolves"],
             "survivors": [p for p in range(self.n) if self.alive[p]],
             "transcript": list(self.transcript),
@@ -290,8 +315,12 @@ class WerewolfState(State):
 
     def _do_protect(self, p: int, target: int) -> None:
         self.protect = target
-        self._tell([p], f"Night {self.day}: you protect {seat(target)}.", "doctor",
-                   f"Night {self.day}: the Doctor {seat(p)} protects {seat(target)}.")
+        self._tell(
+            [p],
+            f"Night {self.day}: you protect {seat(target)}.",
+            "doctor",
+            f"Night {self.day}: the Doctor {seat(p)} protects {seat(target)}.",
+        )
 
     def _do_inspect(self, p: int, target: int) -> None:
         role = self.roles[target]
@@ -300,8 +329,12 @@ class WerewolfState(State):
             found = f"a {ROLE_NAMES[role]}"
         else:
             found = "a werewolf" if role == WOLF else "not a werewolf"
-        self._tell([p], f"Night {self.day}: you inspect {seat(target)}: {seat(target)} is {found}.", "seer",
-                   f"Night {self.day}: the Seer {seat(p)} inspects {seat(target)}, who is {found}.")
+        self._tell(
+            [p],
+            f"Night {self.day}: you inspect {seat(target)}: {seat(target)} is {found}.",
+            "seer",
+            f"Night {self.day}: the Seer {seat(p)} inspects {seat(target)}, who is {found}.",
+        )
 
     def _wolf_target(self) -> int:
         if not self.picks:
@@ -374,9 +407,13 @@ class WerewolfState(State):
         if kind == "claim":
             said = f"claims to be the {ROLE_NAMES[arg]}"
         else:
-            said = {"silent": "stays silent", "accuse": f"accuses {seat(arg)}",
-                    "wolf": f"reports: {seat(arg)} is a werewolf", "clear": f"reports: {seat(arg)} is not a werewolf",
-                    "defend": f"defends {seat(arg)}"}[kind]
+            said = {
+                "silent": "stays silent",
+                "accuse": f"accuses {seat(arg)}",
+                "wolf": f"reports: {seat(arg)} is a werewolf",
+                "clear": f"reports: {seat(arg)} is not a werewolf",
+                "defend": f"defends {seat(arg)}",
+            }[kind]
         self._public(f"Day {self.day}: {seat(p)} {said}.")
 
     def _note_speech(self, p: int, kind: str, arg: int) -> None:
@@ -417,8 +454,12 @@ class WerewolfState(State):
     def _do_vote(self, p: int, target: int) -> None:
         self.votes[p] = -1 if target == self.layout.abstain else target
         what = "abstain" if target == self.layout.abstain else f"vote for {seat(target)}"
-        self._tell([p], f"Day {self.day}: you {what}.", "secret ballot",
-                   f"Day {self.day}: {seat(p)} {what.replace('vote', 'votes').replace('abstain', 'abstains')}.")
+        self._tell(
+            [p],
+            f"Day {self.day}: you {what}.",
+            "secret ballot",
+            f"Day {self.day}: {seat(p)} {what.replace('vote', 'votes').replace('abstain', 'abstains')}.",
+        )
 
     def _resolve_vote(self) -> None:
         living = self.living()

@@ -5,6 +5,7 @@ Both are built only from the player's own knowledge: its seat and role, the publ
 Seer's results, the Doctor's protections). Decoding helpers let scripted agents read the
 tensor without reaching into the state.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -24,10 +25,27 @@ class Layout:
     """Offsets of the blocks in the observation tensor for ``n`` players."""
 
     def __init__(self, n: int) -> None:
-        blocks = [("seat", n), ("role", 4), ("phase", len(PHASES)), ("decision", len(DECISIONS)), ("day", 1),
-                  ("alive", n), ("teammates", n), ("seen_wolf", n), ("seen_clear", n), ("wolf_picks", n),
-                  ("protected", n), ("revealed", 4 * n), ("claims", len(CLAIMABLE) * n), ("seer_rank", n), ("reports", n * n),
-                  ("accused_today", n), ("accused_total", n), ("defended_today", n), ("votes", n * (n + 1))]
+        blocks = [
+            ("seat", n),
+            ("role", 4),
+            ("phase", len(PHASES)),
+            ("decision", len(DECISIONS)),
+            ("day", 1),
+            ("alive", n),
+            ("teammates", n),
+            ("seen_wolf", n),
+            ("seen_clear", n),
+            ("wolf_picks", n),
+            ("protected", n),
+            ("revealed", 4 * n),
+            ("claims", len(CLAIMABLE) * n),
+            ("seer_rank", n),
+            ("reports", n * n),
+            ("accused_today", n),
+            ("accused_total", n),
+            ("defended_today", n),
+            ("votes", n * (n + 1)),
+        ]
         self.n = n
         self.slices: dict[str, slice] = {}
         at = 0
@@ -146,12 +164,16 @@ def render_text(s: "WerewolfState", p: int) -> str:
     if len(s.roles) < n:
         return f"You are player_{p}. Roles are being dealt."
     wolves = f"{s.cfg.num_wolves} werewol{'f' if s.cfg.num_wolves == 1 else 'ves'}"
-    lines = [f"Werewolf, {n} players, {wolves}. The village wins when every werewolf is "
-             f"dead; the werewolves win when they {'equal or ' if s.cfg.wolf_win == 'parity' else ''}outnumber "
-             f"the rest. Day limit: {s.cfg.max_days}."]
+    lines = [
+        f"Werewolf, {n} players, {wolves}. The village wins when every werewolf is "
+        f"dead; the werewolves win when they {'equal or ' if s.cfg.wolf_win == 'parity' else ''}outnumber "
+        f"the rest. Day limit: {s.cfg.max_days}."
+    ]
     if s.winner is not None:
         lines += s.logs[p]
-        lines.append("Game over. Roles: " + ", ".join(f"player_{q}={ROLE_NAMES[r]}" for q, r in enumerate(s.roles)) + ".")
+        lines.append(
+            "Game over. Roles: " + ", ".join(f"player_{q}={ROLE_NAMES[r]}" for q, r in enumerate(s.roles)) + "."
+        )
         lines.append(f"Your return: {s.returns()[p]:+g}.")
         return "\n".join(lines)
     if not s.alive[p]:
@@ -159,10 +181,12 @@ def render_text(s: "WerewolfState", p: int) -> str:
     lines += s.logs[p]
     lines.append(f"Alive: {', '.join(f'player_{q}' for q in range(n) if s.alive[q])}.")
     if s.current_player() == p:
-        ask = {"kill": "Night: choose the werewolves' target.",
-               "protect": "Night: choose a player to protect.",
-               "inspect": "Night: choose a player to inspect.",
-               "speak": "Your turn to speak.",
-               "vote": "Vote to exile a player" + (" (or abstain)." if s.cfg.allow_abstain else ".")}
+        ask = {
+            "kill": "Night: choose the werewolves' target.",
+            "protect": "Night: choose a player to protect.",
+            "inspect": "Night: choose a player to inspect.",
+            "speak": "Your turn to speak.",
+            "vote": "Vote to exile a player" + (" (or abstain)." if s.cfg.allow_abstain else "."),
+        }
         lines.append(ask.get(s.decision(), ""))
     return "\n".join(lines)

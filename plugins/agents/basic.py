@@ -1,4 +1,5 @@
 """Baseline agents: ``random`` (uniform over legal moves) and ``fixed`` (a tabular policy file)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -73,6 +74,11 @@ def make_fixed(game: Game, path: str, strict: bool = False) -> FixedPolicyAgent:
 def arena_agents() -> list[AgentEntry]:
     return [
         AgentEntry("random", lambda game: RandomAgent(), "uniformly random legal moves"),
-        AgentEntry("fixed", make_fixed, "a tabular policy from a JSON file", {"path": None, "strict": False},
-                   checkpoint_param="path"),
+        AgentEntry(
+            "fixed",
+            make_fixed,
+            "a tabular policy from a JSON file",
+            {"path": None, "strict": False},
+            checkpoint_param="path",
+        ),
     ]

@@ -1,4 +1,5 @@
 """``human``: a person at this terminal chooses every move (see ``arena play``)."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -20,8 +21,9 @@ class HumanAgent(Agent):
     def act(self, obs: Observation) -> Action:
         return self.io.choose(obs, header=f"--- your turn (player {obs.player}) ---")
 
-    def game_finished(self, game_index: int, player: int, returns: Sequence[float],
-                      final: Observation | None = None) -> None:
+    def game_finished(
+        self, game_index: int, player: int, returns: Sequence[float], final: Observation | None = None
+    ) -> None:
         self.io.say("--- game over ---")
         if final is not None:
             self.io.say(final.text)

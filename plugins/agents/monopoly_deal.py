@@ -15,6 +15,7 @@ abstraction) reads only its observation tensor (:class:`PlayerView`) and the leg
   but one, and complete sets last;
 - discards the least useful cards (rent for colours it lacks, then low money).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -90,14 +91,22 @@ class IntentPolicyAgent(Agent):
         self.table.save(directory / "policy.json")
 
 
-def make_mccfr(game: Game, path: str | None = None, iterations: int = 20000, algo: str = "os-mccfr",
-               seed: int = 0, averaging: str = "simple") -> IntentPolicyAgent:
+def make_mccfr(
+    game: Game,
+    path: str | None = None,
+    iterations: int = 20000,
+    algo: str = "os-mccfr",
+    seed: int = 0,
+    averaging: str = "simple",
+) -> IntentPolicyAgent:
     """``monopoly_deal_mccfr:path=policy.json`` plays a saved policy (``arena solve --game
     monopoly_deal_intents --algo os-mccfr``); without ``path`` it solves on load."""
     _check_game(game, "monopoly_deal_mccfr")
     if game.spec.params.get("variant") != "paper":
-        raise ArenaError("agent 'monopoly_deal_mccfr' plays the 2-player paper variant: "
-                         "load it with game 'monopoly_deal(variant=paper)'")
+        raise ArenaError(
+            "agent 'monopoly_deal_mccfr' plays the 2-player paper variant: "
+            "load it with game 'monopoly_deal(variant=paper)'"
+        )
     if path is not None:
         p = Path(path)
         policy = TabularPolicy.load(p / "policy.json" if p.is_dir() else p)
@@ -113,14 +122,25 @@ def make_mccfr(game: Game, path: str | None = None, iterations: int = 20000, alg
     turns = game.spec.params.get("max_turns", 200)
     params = {"averaging": averaging} if algo == "os-mccfr" else {}
     solve = run_solve(make_solve(IntentGame(max_turns=turns), algo, seed=seed, **params), iterations)
-    return IntentPolicyAgent(game, solve.policy(), {"algo": algo, "iterations": iterations, "seed": seed,
-                                                    **params, "infosets": len(solve.solver.nodes)})
+    return IntentPolicyAgent(
+        game,
+        solve.policy(),
+        {"algo": algo, "iterations": iterations, "seed": seed, **params, "infosets": len(solve.solver.nodes)},
+    )
 
 
 @hookimpl
 def arena_agents() -> list[AgentEntry]:
-    return [AgentEntry("monopoly_deal_heuristic", lambda game: MonopolyDealHeuristic(game),
-                       "scripted Monopoly Deal: complete sets, charge the biggest rent, bank money, pay with least value"),
-            AgentEntry("monopoly_deal_mccfr", make_mccfr,
-                       "MCCFR policy of the intent abstraction (2-player paper variant): a saved policy or solved on load",
-                       {"path": None, "iterations": 20000, "algo": "os-mccfr", "seed": 0, "averaging": "simple"})]
+    return [
+        AgentEntry(
+            "monopoly_deal_heuristic",
+            lambda game: MonopolyDealHeuristic(game),
+            "scripted Monopoly Deal: complete sets, charge the biggest rent, bank money, pay with least value",
+        ),
+        AgentEntry(
+            "monopoly_deal_mccfr",
+            make_mccfr,
+            "MCCFR policy of the intent abstraction (2-player paper variant): a saved policy or solved on load",
+            {"path": None, "iterations": 20000, "algo": "os-mccfr", "seed": 0, "averaging": "simple"},
+        ),
+    ]

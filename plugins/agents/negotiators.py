@@ -13,6 +13,7 @@ Each knows only its own values (read from its observation tensor) and follows on
 All three accept any positive offer on the very last turn (rejecting it scores 0). With
 ``talk=text`` they announce their move in a sentence before making it.
 """
+
 from __future__ import annotations
 
 from arena.agent import Agent, AgentEntry, Observation
@@ -68,8 +69,15 @@ class Fair(Negotiator):
 
     def demand(self, v: NegotiationView) -> tuple[int, int, int]:
         half = TOTAL_VALUE / 2
-        return min(allocations(v.pool), key=lambda x: (v.value(x) < half, abs(v.value(x) - half),
-                                                        sum(abs(2 * k - c) for k, c in zip(x, v.pool)), x))
+        return min(
+            allocations(v.pool),
+            key=lambda x: (
+                v.value(x) < half,
+                abs(v.value(x) - half),
+                sum(abs(2 * k - c) for k, c in zip(x, v.pool)),
+                x,
+            ),
+        )
 
 
 class Greedy(Negotiator):
@@ -112,6 +120,7 @@ def arena_agents() -> list[AgentEntry]:
     return [
         AgentEntry("fair", Fair, "deal_or_no_deal: asks for half its valuation, accepts half", {"accept": 0.5}),
         AgentEntry("greedy", Greedy, "deal_or_no_deal: keeps everything it values, accepts only as much", None),
-        AgentEntry("concede", Concede, "deal_or_no_deal: aspiration falls linearly to 'floor' by the last turn",
-                   {"floor": 3.0}),
+        AgentEntry(
+            "concede", Concede, "deal_or_no_deal: aspiration falls linearly to 'floor' by the last turn", {"floor": 3.0}
+        ),
     ]

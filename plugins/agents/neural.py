@@ -12,6 +12,7 @@ whatever the batching; ``act_batch_info`` returns the log-probability of every s
 for the trainers. A checkpoint is a directory: ``config.json`` plus ``weights.pt``.
 torch is imported lazily, so the plugin registers (and fails with one clear line) without it.
 """
+
 from __future__ import annotations
 
 import copy
@@ -51,10 +52,14 @@ def _modules():
             self.steps, self.feat = (shape[0], int(np.prod(shape[1:]))) if len(shape) == 2 else (1, int(np.prod(shape)))
             if arch == "gru":
                 self.rnn = nn.GRU(self.feat, hidden, batch_first=True)
-                self.body = nn.Sequential(*[m for _ in range(layers - 1) for m in (nn.Linear(hidden, hidden), nn.Tanh())])
+                self.body = nn.Sequential(
+                    *[m for _ in range(layers - 1) for m in (nn.Linear(hidden, hidden), nn.Tanh())]
+                )
             else:
                 dims = [self.steps * self.feat] + [hidden] * layers
-                self.body = nn.Sequential(*[m for i in range(layers) for m in (nn.Linear(dims[i], dims[i + 1]), nn.Tanh())])
+                self.body = nn.Sequential(
+                    *[m for i in range(layers) for m in (nn.Linear(dims[i], dims[i + 1]), nn.Tanh())]
+                )
 
         def forward(self, x):
             if self.arch == "gru":
@@ -78,8 +83,17 @@ def _modules():
 class NeuralAgent(Agent):
     """A torch policy with critics; ``name`` is its seat label in trajectories (keep it unique)."""
 
-    def __init__(self, game: Game, arch: str = "mlp", hidden: int = 64, layers: int = 2, device: str = "cpu",
-                 seed: int = 0, greedy: bool = False, checkpoint: str | None = None) -> None:
+    def __init__(
+        self,
+        game: Game,
+        arch: str = "mlp",
+        hidden: int = 64,
+        layers: int = 2,
+        device: str = "cpu",
+        seed: int = 0,
+        greedy: bool = False,
+        checkpoint: str | None = None,
+    ) -> None:
         if checkpoint:
             cfg = _read_config(checkpoint)
             arch, hidden, layers = cfg["arch"], cfg["hidden"], cfg["layers"]
@@ -91,8 +105,14 @@ class NeuralAgent(Agent):
         self.game = game
         self.shape = tuple(game.spec.observation_shape)
         self.num_actions = game.spec.num_distinct_actions
-        self.config = {"arch": arch, "hidden": int(hidden), "layers": int(layers), "game": game.spec.full_name,
-                       "observation_shape": list(self.shape), "num_actions": self.num_actions}
+        self.config = {
+            "arch": arch,
+            "hidden": int(hidden),
+            "layers": int(layers),
+            "game": game.spec.full_name,
+            "observation_shape": list(self.shape),
+            "num_actions": self.num_actions,
+        }
         self.device = torch.device(device)
         self.greedy = greedy
         torch.manual_seed(seed)
@@ -172,8 +192,10 @@ class NeuralAgent(Agent):
         try:
             self.net.load_state_dict(torch.load(path, map_location=self.device, weights_only=True))
         except RuntimeError as exc:
-            raise ArenaError(f"agent 'neural': checkpoint {directory} does not fit this game/architecture: "
-                             f"{str(exc).splitlines()[0]}") from None
+            raise ArenaError(
+                f"agent 'neural': checkpoint {directory} does not fit this game/architecture: "
+                f"{str(exc).splitlines()[0]}"
+            ) from None
 
     def snapshot(self, name: str) -> "NeuralAgent":
         """A frozen copy (for leagues: past selves as opponents)."""
@@ -202,6 +224,12 @@ def load_neural(directory: str | Path, game: Game, **params: Any) -> NeuralAgent
 
 @hookimpl
 def arena_agents() -> list[AgentEntry]:
-    return [AgentEntry("neural", NeuralAgent, "MLP/GRU policy on tensor observations (torch); checkpoint=DIR loads one",
-                       {"arch": "mlp", "hidden": 64, "layers": 2, "device": "cpu", "seed": 0, "greedy": False,
-                        "checkpoint": None}, checkpoint_param="checkpoint")]
+    return [
+        AgentEntry(
+            "neural",
+            NeuralAgent,
+            "MLP/GRU policy on tensor observations (torch); checkpoint=DIR loads one",
+            {"arch": "mlp", "hidden": 64, "layers": 2, "device": "cpu", "seed": 0, "greedy": False, "checkpoint": None},
+            checkpoint_param="checkpoint",
+        )
+    ]

@@ -6,6 +6,7 @@ coins in the Coin Game, concede with the lower hand in Trust-and-Split), so each
 implements ``scripted_action(kind, obs)`` on its own observation layout and these agents only
 dispatch to it. Loading one for a game that does not define the behaviour is a clear error.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -34,13 +35,19 @@ class ScriptedAgent(Agent):
     def __init__(self, game: Game, kind: str) -> None:
         supported = getattr(game, "scripted_kinds", lambda: ())()
         if kind not in supported:
-            raise ArenaError(f"agent '{kind}' does not support game '{game.spec.full_name}'"
-                             + (f" (it supports: {', '.join(supported)})" if supported else " (not a social dilemma)"))
+            raise ArenaError(
+                f"agent '{kind}' does not support game '{game.spec.full_name}'"
+                + (f" (it supports: {', '.join(supported)})" if supported else " (not a social dilemma)")
+            )
         self.game, self.kind, self.name = game, kind, kind
 
     def act_batch(self, observations: Sequence[Observation]) -> list[Action]:
-        return [MESSAGES.get(self.kind, "I will claim everything.") if o.decision == "text"
-                else self.game.scripted_action(self.kind, o) for o in observations]
+        return [
+            MESSAGES.get(self.kind, "I will claim everything.")
+            if o.decision == "text"
+            else self.game.scripted_action(self.kind, o)
+            for o in observations
+        ]
 
 
 def _factory(kind: str):

@@ -7,6 +7,7 @@ move it plays uniformly at random. An honest talker leaks its card: it is the ex
 starting point of LSPO's Kuhn oracle (docs/lspo.md), and its games are the warm-up corpus
 that teaches a tiny local LLM to talk at all (``model.pretrain_agent: table_talker``).
 """
+
 from __future__ import annotations
 
 import re
@@ -63,6 +64,11 @@ def make_talker(game: Game, honesty: float = 0.8) -> TableTalker:
 
 @hookimpl
 def arena_agents() -> list[AgentEntry]:
-    return [AgentEntry("table_talker", make_talker,
-                       "table_talk games: talks about its card's strength (honesty), moves at random",
-                       {"honesty": 0.8})]
+    return [
+        AgentEntry(
+            "table_talker",
+            make_talker,
+            "table_talk games: talks about its card's strength (honesty), moves at random",
+            {"honesty": 0.8},
+        )
+    ]

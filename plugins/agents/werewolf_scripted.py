@@ -14,6 +14,7 @@ The agent reads only its observation tensor (what its seat may know). ``village=
 can be measured against the same wolves. With ``talk=text`` it says its choice as a sentence
 that the game's parser understands ("I accuse player_3.").
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -61,7 +62,9 @@ class ScriptedWerewolf(Agent):
             raise ArenaError(f"agent 'werewolf_scripted' plays only werewolf, not '{game.spec.full_name}'")
         for key, val in (("village", village), ("wolves", wolves)):
             if val not in ("scripted", "random"):
-                raise ArenaError(f"agent 'werewolf_scripted': parameter '{key}' must be scripted or random, got {val!r}")
+                raise ArenaError(
+                    f"agent 'werewolf_scripted': parameter '{key}' must be scripted or random, got {val!r}"
+                )
         self.n = game.spec.num_players
         self.layout = ActionLayout(self.n)
         self.random_sides = {side for side, val in (("village", village), ("wolves", wolves)) if val == "random"}
@@ -76,8 +79,13 @@ class ScriptedWerewolf(Agent):
         legal = obs.legal_actions
         if obs.decision == "text":
             return self.sentence(self.speak(v, None, obs.rng))
-        handler = {"kill": self.kill, "protect": self.protect, "inspect": self.inspect,
-                   "speak": self.speak, "vote": self.vote}[v.decision]
+        handler = {
+            "kill": self.kill,
+            "protect": self.protect,
+            "inspect": self.inspect,
+            "speak": self.speak,
+            "vote": self.vote,
+        }[v.decision]
         action = handler(v, legal, obs.rng)
         return action if action in legal else legal[int(obs.rng.integers(len(legal)))]
 
@@ -167,16 +175,23 @@ class ScriptedWerewolf(Agent):
 
     def sentence(self, action: int) -> str:
         kind, arg = self.layout.speech(action)
-        return {"silent": lambda: "I have nothing to add.",
-                "claim": lambda: f"I claim to be the {['villager', 'werewolf', 'seer', 'doctor'][arg]}.",
-                "accuse": lambda: f"I accuse player_{arg}.",
-                "wolf": lambda: f"I am the Seer: player_{arg} is a werewolf.",
-                "clear": lambda: f"I am the Seer: player_{arg} is not a werewolf.",
-                "defend": lambda: f"I defend player_{arg}."}[kind]()
+        return {
+            "silent": lambda: "I have nothing to add.",
+            "claim": lambda: f"I claim to be the {['villager', 'werewolf', 'seer', 'doctor'][arg]}.",
+            "accuse": lambda: f"I accuse player_{arg}.",
+            "wolf": lambda: f"I am the Seer: player_{arg} is a werewolf.",
+            "clear": lambda: f"I am the Seer: player_{arg} is not a werewolf.",
+            "defend": lambda: f"I defend player_{arg}.",
+        }[kind]()
 
 
 @hookimpl
 def arena_agents() -> list[AgentEntry]:
-    return [AgentEntry("werewolf_scripted", ScriptedWerewolf,
-                       "rule-based Werewolf: revealing Seer, protective Doctor, evidence-voting villagers, "
-                       "coordinating wolves", {"village": "scripted", "wolves": "scripted"})]
+    return [
+        AgentEntry(
+            "werewolf_scripted",
+            ScriptedWerewolf,
+            "rule-based Werewolf: revealing Seer, protective Doctor, evidence-voting villagers, coordinating wolves",
+            {"village": "scripted", "wolves": "scripted"},
+        )
+    ]

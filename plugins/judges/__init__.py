@@ -1,6 +1,7 @@
 """Built-in judges (:mod:`arena.judge`): ``outcome`` (the game's returns), ``scorer`` (a callable
 or the game's hidden metric, with controllable noise) and ``llm`` (any ``llm`` backend with a
 prompt template and rubric, both orders). See docs/arenarl.md."""
+
 from __future__ import annotations
 
 from arena.hookspecs import hookimpl
@@ -15,11 +16,19 @@ def arena_judges() -> list[JudgeEntry]:
     from .llm import LLM_JUDGE_PARAMS, make_llm_judge
 
     return [
-        JudgeEntry("outcome", make_outcome, "the game's own returns: margin (R_a - R_b) / utility range",
-                   OUTCOME_PARAMS),
-        JudgeEntry("scorer", make_scorer,
-                   "a callable or the game's judge_score metric, with seeded noise and per-call drift", SCORER_PARAMS),
-        JudgeEntry("llm", make_llm_judge,
-                   "an llm backend with a prompt template and rubric, run in both orders (position bias cancels)",
-                   {**LLM_AGENT_PARAMS, **LLM_JUDGE_PARAMS}),
+        JudgeEntry(
+            "outcome", make_outcome, "the game's own returns: margin (R_a - R_b) / utility range", OUTCOME_PARAMS
+        ),
+        JudgeEntry(
+            "scorer",
+            make_scorer,
+            "a callable or the game's judge_score metric, with seeded noise and per-call drift",
+            SCORER_PARAMS,
+        ),
+        JudgeEntry(
+            "llm",
+            make_llm_judge,
+            "an llm backend with a prompt template and rubric, run in both orders (position bias cancels)",
+            {**LLM_AGENT_PARAMS, **LLM_JUDGE_PARAMS},
+        ),
     ]

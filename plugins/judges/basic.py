@@ -12,6 +12,7 @@ because they behave differently under the two ways of asking a judge:
 Margins are ``clip((s_a − s_b) / scale, −1, 1)``. The noise stream is derived from ``seed`` and
 a call counter kept in ``state_dict``, so a resumed run draws the same noise.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -75,11 +76,13 @@ class ScorerJudge(Judge):
 
     pointwise = True
 
-    def __init__(self, game: Game, fn: Any = None, noise: float = 0.0, drift: float = 0.0, scale: float = 1.0,
-                 seed: int = 0) -> None:
+    def __init__(
+        self, game: Game, fn: Any = None, noise: float = 0.0, drift: float = 0.0, scale: float = 1.0, seed: int = 0
+    ) -> None:
         if fn is None and not callable(getattr(game, "judge_score", None)):
-            raise ArenaError(f"game '{game.spec.full_name}' provides no judge_score(state, player); "
-                             "pass fn=module:function")
+            raise ArenaError(
+                f"game '{game.spec.full_name}' provides no judge_score(state, player); pass fn=module:function"
+            )
         if noise < 0 or drift < 0 or scale <= 0:
             raise ArenaError("noise and drift must be >= 0 and scale > 0")
         self.game = game
@@ -113,8 +116,7 @@ class ScorerJudge(Judge):
 
     def score(self, items: Sequence[Candidate]) -> list[float]:
         rng = self._rng()
-        return [self.truth(c) + self.drift * rng.standard_normal() + self.noise * rng.standard_normal()
-                for c in items]
+        return [self.truth(c) + self.drift * rng.standard_normal() + self.noise * rng.standard_normal() for c in items]
 
     def stats(self) -> dict[str, float]:
         return {"comparisons": float(self.comparisons), "calls": float(self.calls)}
@@ -131,6 +133,7 @@ def make_outcome(game: Game, scale: float | None = None) -> OutcomeJudge:
     return OutcomeJudge(game, scale)
 
 
-def make_scorer(game: Game, fn: Any = None, noise: float = 0.0, drift: float = 0.0, scale: float = 1.0,
-                seed: int = 0) -> ScorerJudge:
+def make_scorer(
+    game: Game, fn: Any = None, noise: float = 0.0, drift: float = 0.0, scale: float = 1.0, seed: int = 0
+) -> ScorerJudge:
     return ScorerJudge(game, fn, noise, drift, scale, seed)

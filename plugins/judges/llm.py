@@ -10,6 +10,7 @@ of the round); otherwise from a short greedy generation parsed for a label (an u
 verdict counts as a tie and as an invalid attempt). The backend, its sharing between agents
 and the usage accounting (calls, tokens, latency, invalid attempts) are the ``llm`` agent's.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,24 +21,41 @@ from arena.errors import ArenaError
 from arena.game import Game
 from arena.judge import Judge, Pair
 
-TEMPLATE = ("You are a strict judge. {rubric}\nTask:\n{task}\n\nResponse A:\n{first}\n\nResponse B:\n{second}\n\n"
-            "Which response is better? Answer A or B.\nAnswer:")
+TEMPLATE = (
+    "You are a strict judge. {rubric}\nTask:\n{task}\n\nResponse A:\n{first}\n\nResponse B:\n{second}\n\n"
+    "Which response is better? Answer A or B.\nAnswer:"
+)
 RUBRIC = "Prefer the response that completes the task better: relevant, feasible, detailed and clear."
-LLM_JUDGE_PARAMS: dict[str, Any] = {"template": TEMPLATE, "rubric": RUBRIC, "labels": ["A", "B"],
-                                    "both_orders": True, "max_chars": 2000}
+LLM_JUDGE_PARAMS: dict[str, Any] = {
+    "template": TEMPLATE,
+    "rubric": RUBRIC,
+    "labels": ["A", "B"],
+    "both_orders": True,
+    "max_chars": 2000,
+}
 
 
 class LLMJudge(Judge):
     pointwise = False
 
-    def __init__(self, game: Game, template: str = TEMPLATE, rubric: str = RUBRIC, labels: Any = ("A", "B"),
-                 both_orders: bool = True, max_chars: int = 2000, **agent_params: Any) -> None:
+    def __init__(
+        self,
+        game: Game,
+        template: str = TEMPLATE,
+        rubric: str = RUBRIC,
+        labels: Any = ("A", "B"),
+        both_orders: bool = True,
+        max_chars: int = 2000,
+        **agent_params: Any,
+    ) -> None:
         from arena.plugins.agents.llm import PARAMS, make_llm_agent
 
         unknown = sorted(set(agent_params) - set(PARAMS))
         if unknown:
-            raise ArenaError(f"no parameter {', '.join(map(repr, unknown))}; parameters: "
-                             f"{', '.join(sorted(set(LLM_JUDGE_PARAMS) | set(PARAMS)))}")
+            raise ArenaError(
+                f"no parameter {', '.join(map(repr, unknown))}; parameters: "
+                f"{', '.join(sorted(set(LLM_JUDGE_PARAMS) | set(PARAMS)))}"
+            )
         for key in ("{task}", "{first}", "{second}"):
             if key not in template:
                 raise ArenaError(f"template must contain {key}")
@@ -100,9 +118,14 @@ class LLMJudge(Judge):
 
     def stats(self) -> dict[str, float]:
         u = self.agent.usage
-        return {"comparisons": float(self.comparisons), "calls": float(u.backend_calls),
-                "tokens_in": float(u.tokens_in), "tokens_out": float(u.tokens_out), "latency_s": u.latency_s,
-                "invalid_verdicts": float(u.invalid_attempts)}
+        return {
+            "comparisons": float(self.comparisons),
+            "calls": float(u.backend_calls),
+            "tokens_in": float(u.tokens_in),
+            "tokens_out": float(u.tokens_out),
+            "latency_s": u.latency_s,
+            "invalid_verdicts": float(u.invalid_attempts),
+        }
 
     def state_dict(self) -> dict[str, Any]:
         return {"comparisons": self.comparisons}
@@ -114,6 +137,13 @@ class LLMJudge(Judge):
         self.agent.close()
 
 
-def make_llm_judge(game: Game, template: str = TEMPLATE, rubric: str = RUBRIC, labels: Any = ("A", "B"),
-                   both_orders: bool = True, max_chars: int = 2000, **agent_params: Any) -> LLMJudge:
+def make_llm_judge(
+    game: Game,
+    template: str = TEMPLATE,
+    rubric: str = RUBRIC,
+    labels: Any = ("A", "B"),
+    both_orders: bool = True,
+    max_chars: int = 2000,
+    **agent_params: Any,
+) -> LLMJudge:
     return LLMJudge(game, template, rubric, labels, both_orders, max_chars, **agent_params)

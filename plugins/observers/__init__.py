@@ -9,6 +9,7 @@ exactly the same events.
 - **progress** — a bar on a terminal, a plain line every few seconds otherwise; counts steps
   (leagues) or games (matches, hosted games). Off when the run says ``progress: false``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,8 +36,9 @@ def arena_run_started(run: dict[str, Any]) -> None:
     if run.get("progress"):
         from arena.logging import Progress
 
-        _BARS[rid] = Progress(f"{run.get('kind', 'run')}", run.get("total"), int(run.get("done") or 0),
-                              run.get("unit", "games"))
+        _BARS[rid] = Progress(
+            f"{run.get('kind', 'run')}", run.get("total"), int(run.get("done") or 0), run.get("unit", "games")
+        )
 
 
 @hookimpl

@@ -17,6 +17,7 @@ advantage goes into PPO's clipped surrogate; ``proximal=False`` is plain AA on t
 REINFORCE-style loss (one epoch, no clip). ``beta=0`` is exactly the naive learner. With n
 players the opponents' advantages are summed (the released code's all-ones-minus-identity).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -56,8 +57,9 @@ def past_weight(own: np.ndarray, kernel: str, gamma: float) -> np.ndarray:
     raise ArenaError(f"advantage_alignment: unknown kernel {kernel!r}; kernels: {', '.join(KERNELS)}")
 
 
-def aligned_advantages(own: np.ndarray, others: np.ndarray, beta: float, gamma: float,
-                       kernel: str = "discounted") -> np.ndarray:
+def aligned_advantages(
+    own: np.ndarray, others: np.ndarray, beta: float, gamma: float, kernel: str = "discounted"
+) -> np.ndarray:
     """A*_t = A_t + beta * P_t * O_t for one seat (``others`` = the summed co-player advantages)."""
     own = np.asarray(own, dtype=float)
     return own + beta * past_weight(own, kernel, gamma) * np.asarray(others, dtype=float)
@@ -84,8 +86,9 @@ class AdvantageAlignmentTrainer(PPOTrainer):
             params = {"epochs": 1, "clip": None, **params}
         super().__init__(game, learners, **params)
         if self.config.kernel not in KERNELS:
-            raise ArenaError(f"trainer 'advantage_alignment': kernel must be one of {', '.join(KERNELS)}, "
-                             f"got {self.config.kernel!r}")
+            raise ArenaError(
+                f"trainer 'advantage_alignment': kernel must be one of {', '.join(KERNELS)}, got {self.config.kernel!r}"
+            )
         self.last_term = 0.0
 
     def shape_advantages(self, games: list[list[Segment]]) -> None:
@@ -118,6 +121,11 @@ def make_aa(game: Game, learners: Sequence[Any], **params: Any) -> AdvantageAlig
 
 @hookimpl
 def arena_trainers() -> list[TrainerEntry]:
-    return [TrainerEntry("advantage_alignment", make_aa,
-                         "Advantage Alignment (PAA by default; proximal=false for AA), 2 or n agents",
-                         dataclasses.asdict(AAConfig()))]
+    return [
+        TrainerEntry(
+            "advantage_alignment",
+            make_aa,
+            "Advantage Alignment (PAA by default; proximal=false for AA), 2 or n agents",
+            dataclasses.asdict(AAConfig()),
+        )
+    ]

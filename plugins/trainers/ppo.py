@@ -10,6 +10,7 @@ Everything policy-gradient shares this file: REINFORCE is the same update with o
 clipping and Monte-Carlo advantages (``lam=1``); Advantage Alignment only reshapes the
 advantages (:meth:`PPOTrainer.shape_advantages`). Hyperparameters live in one dataclass.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -121,8 +122,10 @@ class PPOTrainer(Trainer):
         fields = {f.name for f in dataclasses.fields(self.config_class)}
         unknown = sorted(set(params) - fields)
         if unknown:
-            raise ArenaError(f"trainer '{self.name}' has no parameter {', '.join(map(repr, unknown))}; "
-                             f"parameters: {', '.join(sorted(fields))}")
+            raise ArenaError(
+                f"trainer '{self.name}' has no parameter {', '.join(map(repr, unknown))}; "
+                f"parameters: {', '.join(sorted(fields))}"
+            )
         self.config = self.config_class(**params)
         if not learners:
             raise ArenaError(f"trainer '{self.name}' needs at least one learner")
@@ -172,11 +175,15 @@ class PPOTrainer(Trainer):
                 for t, s in enumerate(kept):
                     mask[t, s.observation.legal_actions] = True
                 seg = Segment(
-                    traj=k, seat=seat,
+                    traj=k,
+                    seat=seat,
                     obs=np.stack([np.asarray(s.observation.tensor, dtype=np.float32) for s in kept]),
-                    mask=mask, actions=np.array([int(s.action) for s in kept]),
+                    mask=mask,
+                    actions=np.array([int(s.action) for s in kept]),
                     log_probs=np.array([np.nan if s.log_prob is None else s.log_prob for s in kept]),
-                    rewards=np.asarray(rewards, dtype=float) * scale, owner=owners[seat])
+                    rewards=np.asarray(rewards, dtype=float) * scale,
+                    owner=owners[seat],
+                )
                 seg.critic = seg.owner if seg.owner is not None else first
                 seg.staleness = int(getattr(traj, "staleness", 0))
                 segs.append(seg)
@@ -197,14 +204,15 @@ class PPOTrainer(Trainer):
                 v = (agent.value(x) if own else agent.opp_value(x)).cpu().numpy()
                 at = 0
                 for s in segs:
-                    s.values = v[at:at + len(s.rewards)]
+                    s.values = v[at : at + len(s.rewards)]
                     at += len(s.rewards)
 
     def advantages(self, games: list[list[Segment]]) -> None:
         cfg = self.config
         if cfg.advantage not in ("gae", "group", "trajectory"):
-            raise ArenaError(f"trainer '{self.name}': advantage must be 'gae', 'group' or 'trajectory', "
-                             f"got {cfg.advantage!r}")
+            raise ArenaError(
+                f"trainer '{self.name}': advantage must be 'gae', 'group' or 'trajectory', got {cfg.advantage!r}"
+            )
         self._score(games)
         for segs in games:
             for s in segs:
@@ -235,8 +243,10 @@ class PPOTrainer(Trainer):
     def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
         games = self.segments(trajectories)
         if not games:
-            raise ArenaError(f"trainer '{self.name}': no trajectory has a seat played by a learner "
-                             f"({', '.join(a.name for a in self.learners)})")
+            raise ArenaError(
+                f"trainer '{self.name}': no trajectory has a seat played by a learner "
+                f"({', '.join(a.name for a in self.learners)})"
+            )
         self.advantages(games)
         metrics: dict[str, float] = {}
         for li, agent in enumerate(self.learners):
@@ -252,8 +262,11 @@ class PPOTrainer(Trainer):
     # -- resume --------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """Optimiser moments, the minibatch generator and the update count (weights live in the agents)."""
-        return {"optimizers": [o.state_dict() for o in self.optimizers], "generator": self.generator.get_state(),
-                "updates": self.updates}
+        return {
+            "optimizers": [o.state_dict() for o in self.optimizers],
+            "generator": self.generator.get_state(),
+            "updates": self.updates,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         for opt, s in zip(self.optimizers, state["optimizers"]):
@@ -324,15 +337,19 @@ class PPOTrainer(Trainer):
         weight ``w = min(pi_prox / pi_behaviour, is_cap)``. Fresh games (staleness 0) keep
         ``pi_prox = pi_behaviour`` and ``w = 1``: exactly the synchronous update."""
         torch = self.torch
-        stale = torch.as_tensor(np.concatenate([np.full(len(s.actions), s.staleness > 0) for s in own]),
-                                device=adv.device)
+        stale = torch.as_tensor(
+            np.concatenate([np.full(len(s.actions), s.staleness > 0) for s in own]), device=adv.device
+        )
         raw = torch.exp(current - behaviour)
         w = torch.where(stale, raw.clamp(max=self.config.is_cap), torch.ones_like(raw))
         prox = torch.where(stale, current, behaviour)
         sel = raw[stale]
-        stats = {"is_weight_mean": float(w[stale].mean()), "is_weight_max": float(sel.max()),
-                 "is_capped_frac": float((sel > self.config.is_cap).float().mean()),
-                 "kl_behaviour": float((behaviour - current)[stale].mean())}
+        stats = {
+            "is_weight_mean": float(w[stale].mean()),
+            "is_weight_max": float(sel.max()),
+            "is_capped_frac": float((sel > self.config.is_cap).float().mean()),
+            "kl_behaviour": float((behaviour - current)[stale].mean()),
+        }
         return prox, adv * w, stats
 
     def save(self, directory: str | Path) -> None:
@@ -346,5 +363,11 @@ def make_ppo(game: Game, learners: Sequence[Any], **params: Any) -> PPOTrainer:
 
 @hookimpl
 def arena_trainers() -> list[TrainerEntry]:
-    return [TrainerEntry("ppo", make_ppo, "independent PPO (clipped surrogate, GAE critic) for neural agents",
-                         dataclasses.asdict(PGConfig()))]
+    return [
+        TrainerEntry(
+            "ppo",
+            make_ppo,
+            "independent PPO (clipped surrogate, GAE critic) for neural agents",
+            dataclasses.asdict(PGConfig()),
+        )
+    ]

@@ -1,5 +1,6 @@
 """``reinforce``: REINFORCE with a learned baseline — the PPO code path with one on-policy epoch,
 no ratio clipping and Monte-Carlo advantages (``lam=1``: return-to-go minus the critic)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,5 +32,11 @@ def make_reinforce(game: Game, learners: Sequence[Any], **params: Any) -> Reinfo
 
 @hookimpl
 def arena_trainers() -> list[TrainerEntry]:
-    return [TrainerEntry("reinforce", make_reinforce, "REINFORCE with a critic baseline for neural agents",
-                         dataclasses.asdict(ReinforceConfig()))]
+    return [
+        TrainerEntry(
+            "reinforce",
+            make_reinforce,
+            "REINFORCE with a critic baseline for neural agents",
+            dataclasses.asdict(ReinforceConfig()),
+        )
+    ]

@@ -9,6 +9,7 @@ against (one in every other seat, drawn uniformly per game). Every ``eval_every`
 the learners are measured: self-play and each ``eval_opponents`` agent over ``eval_games``
 games, per-seat statistics the game reports (cooperation, own-coin rate) and the game's probes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,27 +61,50 @@ def league_config(cfg: TrainConfig) -> Any:
         raise ArenaError(f"train config: learners must be >= 1, got {cfg.learners}")
     n = load_game(cfg.game).spec.num_players
     if cfg.learners > 1 and cfg.opponents:
-        raise ArenaError("train config: fixed opponents train one learner (learners: 1); several learners train "
-                         "by self-play among themselves")
+        raise ArenaError(
+            "train config: fixed opponents train one learner (learners: 1); several learners train "
+            "by self-play among themselves"
+        )
     if cfg.learners > n:
         raise ArenaError(f"train config: {cfg.learners} learners do not fit the {n} seats of '{cfg.game}'")
     name, params = parse_agent_spec(dict(cfg.agent))
     population: list[dict[str, Any]] = []
     for i in range(cfg.learners):
-        population.append({
-            "label": f"learner_{i}", "agent": {"name": name, **dict({"seed": cfg.seed * 100 + i}, **params)},
-            "role": "learner", "trainer": {"name": cfg.trainer, "params": dict(cfg.params)},
-            "team": "learners" if cfg.learners > 1 else None,
-            "matchmaking": "uniform" if cfg.opponents else "self_play",
-            "opponents": [f"opponent_{j}" for j in range(len(cfg.opponents))] if cfg.opponents else None,
-            "games_per_step": cfg.games_per_iter, "snapshot_every": cfg.eval_every})
+        population.append(
+            {
+                "label": f"learner_{i}",
+                "agent": {"name": name, **dict({"seed": cfg.seed * 100 + i}, **params)},
+                "role": "learner",
+                "trainer": {"name": cfg.trainer, "params": dict(cfg.params)},
+                "team": "learners" if cfg.learners > 1 else None,
+                "matchmaking": "uniform" if cfg.opponents else "self_play",
+                "opponents": [f"opponent_{j}" for j in range(len(cfg.opponents))] if cfg.opponents else None,
+                "games_per_step": cfg.games_per_iter,
+                "snapshot_every": cfg.eval_every,
+            }
+        )
     population += [{"label": f"opponent_{j}", "agent": spec} for j, spec in enumerate(cfg.opponents)]
-    return load_config(LeagueConfig, None, base={
-        "game": cfg.game, "seed": cfg.seed, "out": cfg.out, "steps": cfg.iterations, "population": population,
-        "evaluation": {"every": cfg.eval_every, "games": 0,
-                       "metrics": {"games": cfg.eval_games, "opponents": list(cfg.eval_opponents)}},
-        "executor": dict(cfg.executor), "progress": not cfg.quiet, "torch_threads": cfg.torch_threads,
-        "checkpoint_every": 1, "max_staleness": cfg.max_staleness})
+    return load_config(
+        LeagueConfig,
+        None,
+        base={
+            "game": cfg.game,
+            "seed": cfg.seed,
+            "out": cfg.out,
+            "steps": cfg.iterations,
+            "population": population,
+            "evaluation": {
+                "every": cfg.eval_every,
+                "games": 0,
+                "metrics": {"games": cfg.eval_games, "opponents": list(cfg.eval_opponents)},
+            },
+            "executor": dict(cfg.executor),
+            "progress": not cfg.quiet,
+            "torch_threads": cfg.torch_threads,
+            "checkpoint_every": 1,
+            "max_staleness": cfg.max_staleness,
+        },
+    )
 
 
 def train(cfg: TrainConfig, log: Any = None) -> dict[str, Any]:
@@ -95,19 +119,30 @@ def train(cfg: TrainConfig, log: Any = None) -> dict[str, Any]:
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    add_config_arguments(p, "YAML training config (keys: game, trainer, params, agent, learners, ...)",
-                         "seed=3 params.beta=2")
+    add_config_arguments(
+        p, "YAML training config (keys: game, trainer, params, agent, learners, ...)", "seed=3 params.beta=2"
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
     cfg = load_config(TrainConfig, *config_and_overrides(args.config, args.overrides))
     final = train(cfg)
-    print(f"wrote {cfg.out}/results.json, metrics.csv, curves.png, snapshots/, checkpoints/ and tb/ "
-          f"({final['seconds']}s; rerun the same command to resume or extend with iterations=N)", file=sys.stderr)
+    print(
+        f"wrote {cfg.out}/results.json, metrics.csv, curves.png, snapshots/, checkpoints/ and tb/ "
+        f"({final['seconds']}s; rerun the same command to resume or extend with iterations=N)",
+        file=sys.stderr,
+    )
     return 0
 
 
 @hookimpl
 def arena_commands() -> list[Command]:
-    return [Command("train", "train neural learners from a YAML config (rollouts via the match runner)",
-                    _args, _run, config=TrainConfig)]
+    return [
+        Command(
+            "train",
+            "train neural learners from a YAML config (rollouts via the match runner)",
+            _args,
+            _run,
+            config=TrainConfig,
+        )
+    ]

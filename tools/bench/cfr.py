@@ -2,6 +2,7 @@
 OpenSpiel's C++ ``pyspiel.CFRPlusSolver`` and Python ``cfr.CFRPlusSolver``, in one process, at
 equal exploitability (same algorithm and conventions, so the same iterates) — plus tree-compile
 time, memory, and a larger game to show how cost grows with tree size."""
+
 from __future__ import annotations
 
 import argparse
@@ -66,13 +67,18 @@ def run(args: argparse.Namespace) -> dict:
     short = TreeSolver(game, make_rule("cfr+"), device=args.device)
     short.iterate(args.py_iterations)
     out = {
-        "game": size["game"], "histories": size["histories"], "infosets": size["infosets"],
-        "compile_seconds": size["compile_seconds"], "tree_megabytes": size["megabytes"],
-        "device": args.device, "iterations": its,
+        "game": size["game"],
+        "histories": size["histories"],
+        "infosets": size["infosets"],
+        "compile_seconds": size["compile_seconds"],
+        "tree_megabytes": size["megabytes"],
+        "device": args.device,
+        "iterations": its,
         "arena_cfr+_seconds_per_iteration": round(a_it, 7),
         "openspiel_cpp_cfr+_seconds_per_iteration": round(c_it, 7),
         "speedup_vs_openspiel_cpp": round(c_it / a_it, 2),
-        "arena_nash_conv": a_nc, "openspiel_cpp_nash_conv": c_nc,
+        "arena_nash_conv": a_nc,
+        "openspiel_cpp_nash_conv": c_nc,
         "nash_conv_abs_difference": abs(a_nc - c_nc),
         "openspiel_python_cfr+_seconds_per_iteration": round(p_it, 5),
         "speedup_vs_openspiel_python": round(p_it / a_it, 1),
@@ -81,14 +87,19 @@ def run(args: argparse.Namespace) -> dict:
     if args.large_game:
         big, bsize = _compile(args.large_game)
         b_it, bc_it, _, _, b_its = _interleaved(big, args.large_rounds, args.large_block, args.device)
-        out.update({
-            "large_game": bsize["game"], "large_histories": bsize["histories"], "large_infosets": bsize["infosets"],
-            "large_compile_seconds": bsize["compile_seconds"], "large_tree_megabytes": bsize["megabytes"],
-            "large_iterations": b_its,
-            "large_arena_cfr+_seconds_per_iteration": round(b_it, 6),
-            "large_openspiel_cpp_cfr+_seconds_per_iteration": round(bc_it, 6),
-            "large_speedup_vs_openspiel_cpp": round(bc_it / b_it, 2),
-        })
+        out.update(
+            {
+                "large_game": bsize["game"],
+                "large_histories": bsize["histories"],
+                "large_infosets": bsize["infosets"],
+                "large_compile_seconds": bsize["compile_seconds"],
+                "large_tree_megabytes": bsize["megabytes"],
+                "large_iterations": b_its,
+                "large_arena_cfr+_seconds_per_iteration": round(b_it, 6),
+                "large_openspiel_cpp_cfr+_seconds_per_iteration": round(bc_it, 6),
+                "large_speedup_vs_openspiel_cpp": round(bc_it / b_it, 2),
+            }
+        )
     import resource
 
     out["peak_rss_megabytes"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -147,15 +158,21 @@ def best_response(args: argparse.Namespace) -> dict:
     rss_os = _rss_mib()
     diff = max(abs(a - b) for a, b in zip(ours, theirs))
     return {
-        "game": tree.game_name, "histories": tree.num_nodes, "times_leduc": round(tree.num_nodes / leduc, 1),
-        "infosets": tree.num_infosets, "policy": f"cfr+ average after {args.iterations} iterations",
-        "arena_compile_seconds": round(compile_s, 2), "arena_tree_mib": round(tree.nbytes / 2**20, 1),
+        "game": tree.game_name,
+        "histories": tree.num_nodes,
+        "times_leduc": round(tree.num_nodes / leduc, 1),
+        "infosets": tree.num_infosets,
+        "policy": f"cfr+ average after {args.iterations} iterations",
+        "arena_compile_seconds": round(compile_s, 2),
+        "arena_tree_mib": round(tree.nbytes / 2**20, 1),
         "arena_rss_growth_compile_mib": round(rss_tree - rss0, 1),
         "arena_best_response_seconds": round(br_s, 3),
         "openspiel_cpp_best_response_seconds": round(os_s, 3),
         "openspiel_rss_growth_mib": round(rss_os - rss_arena, 1),
-        "best_response_values_arena": ours, "best_response_values_openspiel": theirs,
-        "max_abs_difference": diff, "exploitability": (sum(ours) - sum(on)) / tree.num_players,
+        "best_response_values_arena": ours,
+        "best_response_values_openspiel": theirs,
+        "max_abs_difference": diff,
+        "exploitability": (sum(ours) - sum(on)) / tree.num_players,
         "speedup_vs_openspiel_cpp": round(os_s / br_s, 2),
         "speedup_incl_compile_vs_openspiel_cpp": round(os_s / (br_s + compile_s), 2),
     }
@@ -191,12 +208,20 @@ def curves(args: argparse.Namespace) -> dict:
         for algo, curve in all_curves.items():
             for c in curve:
                 w.writerow([algo, c["iteration"], c["seconds"], c["nash_conv"], c["exploitability"]])
-    plot_curves(all_curves, out_dir / "cfr_curves.png",
-                f"{game.spec.full_name}: exploitability of the average policy ({args.updates} updates)")
+    plot_curves(
+        all_curves,
+        out_dir / "cfr_curves.png",
+        f"{game.spec.full_name}: exploitability of the average policy ({args.updates} updates)",
+    )
     best = min((k for k in results if k.endswith("_exploitability")), key=results.get)
-    return {"game": game.spec.full_name, "iterations": args.iterations, **results,
-            "best": best.replace("_exploitability", ""), "plot": str(out_dir / "cfr_curves.png"),
-            "best_over_cfr+_exploitability": results[best] / results["cfr+_exploitability"]}
+    return {
+        "game": game.spec.full_name,
+        "iterations": args.iterations,
+        **results,
+        "best": best.replace("_exploitability", ""),
+        "plot": str(out_dir / "cfr_curves.png"),
+        "best_over_cfr+_exploitability": results[best] / results["cfr+_exploitability"],
+    }
 
 
 def curves_arguments(p: argparse.ArgumentParser) -> None:
@@ -220,14 +245,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
-    return [Benchmark("cfr", "CFR+ seconds/iteration on Leduc: arena vs OpenSpiel C++ and Python solvers",
-                      run, add_arguments, baseline="OpenSpiel C++ pyspiel.CFRPlusSolver, same game, same iterates",
-                      ratio="speedup_vs_openspiel_cpp"),
-            Benchmark("cfr-curves", "every CFR variant's exploitability curve on one game (CSV + PNG)",
-                      curves, curves_arguments, baseline="CFR+ (OpenSpiel's algorithm) at the same iterations",
-                      ratio="_over_cfr+_exploitability"),
-            Benchmark("cfr-br", "exact best response on liars_dice(dice_sides=7), 170x Leduc: arena vs OpenSpiel "
-                      "C++ TabularBestResponse",
-                      best_response, best_response_arguments,
-                      baseline="OpenSpiel C++ pyspiel.TabularBestResponse on the same policy",
-                      ratio="vs_openspiel_cpp")]
+    return [
+        Benchmark(
+            "cfr",
+            "CFR+ seconds/iteration on Leduc: arena vs OpenSpiel C++ and Python solvers",
+            run,
+            add_arguments,
+            baseline="OpenSpiel C++ pyspiel.CFRPlusSolver, same game, same iterates",
+            ratio="speedup_vs_openspiel_cpp",
+        ),
+        Benchmark(
+            "cfr-curves",
+            "every CFR variant's exploitability curve on one game (CSV + PNG)",
+            curves,
+            curves_arguments,
+            baseline="CFR+ (OpenSpiel's algorithm) at the same iterations",
+            ratio="_over_cfr+_exploitability",
+        ),
+        Benchmark(
+            "cfr-br",
+            "exact best response on liars_dice(dice_sides=7), 170x Leduc: arena vs OpenSpiel C++ TabularBestResponse",
+            best_response,
+            best_response_arguments,
+            baseline="OpenSpiel C++ pyspiel.TabularBestResponse on the same policy",
+            ratio="vs_openspiel_cpp",
+        ),
+    ]

@@ -15,6 +15,7 @@ The two loops run as standalone scripts built from the functions of :mod:`arena.
 time (the headline) the ratios are given in CPU seconds of each whole process, which load
 from other processes on a shared machine distorts far less.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,8 +71,18 @@ def run(args: argparse.Namespace) -> dict:
     import pyspiel
 
     seats = pyspiel.load_game(args.game).num_players()
-    match = arena_command() + ["match", "--game", args.game, "--agents", *(["random"] * seats),
-                               "--games", str(args.games), "--seed", str(args.seed), "--json"]
+    match = arena_command() + [
+        "match",
+        "--game",
+        args.game,
+        "--agents",
+        *(["random"] * seats),
+        "--games",
+        str(args.games),
+        "--seed",
+        str(args.seed),
+        "--json",
+    ]
     programs = {
         "arena_match": (match, args.games),
         "shimmy_loop": (loop_script("shimmy_loop", args.game, args.baseline_games, args.seed), args.baseline_games),
@@ -101,7 +112,10 @@ def run(args: argparse.Namespace) -> dict:
     rate = {name: programs[name][1] / best[name][0] for name in programs}
     cpu_rate = {name: programs[name][1] / cpu[name] for name in programs}
     return {
-        "game": args.game, "games": args.games, "baseline_games": args.baseline_games, "rounds": args.rounds,
+        "game": args.game,
+        "games": args.games,
+        "baseline_games": args.baseline_games,
+        "rounds": args.rounds,
         "arena_match_games_per_s": round(rate["arena_match"]),
         "shimmy_loop_games_per_s": round(rate["shimmy_loop"]),
         "pyspiel_loop_games_per_s": round(rate["pyspiel_loop"]),
@@ -128,8 +142,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
-    return [Benchmark("cli", "whole-process `arena match --json` games/s vs whole-process shimmy and pyspiel loops",
-                      run, add_arguments,
-                      baseline="a whole process running a plain PettingZoo loop over shimmy's OpenSpiel AEC env "
-                               "(moonshot reference: a plain pyspiel loop)",
-                      ratio="vs_shimmy_loop")]
+    return [
+        Benchmark(
+            "cli",
+            "whole-process `arena match --json` games/s vs whole-process shimmy and pyspiel loops",
+            run,
+            add_arguments,
+            baseline="a whole process running a plain PettingZoo loop over shimmy's OpenSpiel AEC env "
+            "(moonshot reference: a plain pyspiel loop)",
+            ratio="vs_shimmy_loop",
+        )
+    ]

@@ -5,6 +5,7 @@ established) against an in-process :class:`~arena.tools.host.server.HostServer`,
 Baseline, measured in the same run: the same server with the standard library's listen backlog
 of 5, where the connects beyond the queue wait for SYN retransmits (about 1 s, then 3 s, ...).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,12 +59,22 @@ def time_connections(n: int, backlog: int, limit: float) -> float:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from arena.tools.host.server import BACKLOG
 
-    out: dict[str, Any] = {"load_at_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-                           "connections": args.connections, "repeats": args.repeats}
+    out: dict[str, Any] = {
+        "load_at_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "connections": args.connections,
+        "repeats": args.repeats,
+    }
     ours = min(time_connections(args.connections, BACKLOG, 60.0) for _ in range(args.repeats))
     base = min(time_connections(args.connections, 5, 60.0) for _ in range(args.repeats))
-    out.update({"backlog": BACKLOG, "seconds": round(ours, 4), "baseline_backlog": 5,
-                "baseline_seconds": round(base, 4), "speedup": round(base / max(ours, 1e-6), 1)})
+    out.update(
+        {
+            "backlog": BACKLOG,
+            "seconds": round(ours, 4),
+            "baseline_backlog": 5,
+            "baseline_seconds": round(base, 4),
+            "speedup": round(base / max(ours, 1e-6), 1),
+        }
+    )
     return out
 
 
@@ -74,5 +85,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
-    return [Benchmark("host-connections", "seconds until N simultaneous connections to the match host are "
-                      "established, against the standard library's backlog of 5", run, add_arguments)]
+    return [
+        Benchmark(
+            "host-connections",
+            "seconds until N simultaneous connections to the match host are "
+            "established, against the standard library's backlog of 5",
+            run,
+            add_arguments,
+        )
+    ]

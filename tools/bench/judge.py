@@ -9,6 +9,7 @@ ranks ``--groups`` groups per (N, noise) in lockstep; we report the mean Kendall
 and the headline: seeded single elimination's τ over round robin's (the baseline, measured in
 the same run) at ≤ 2N − 2 comparisons (ArenaRL's claim: ≥ 0.9 at N = 16).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,10 @@ def measure(n: int, noise: float, groups: int, seed: int, kinds: tuple[str, ...]
     game = load_game("open_task")
     rng = np.random.default_rng([seed, n, int(noise * 1000)])
     q = rng.standard_normal((groups, n))
-    cands = [[Candidate(Trajectory(g, seed, ["x"], [], [0.0]), 0, None, {"q": float(q[g, i])}) for i in range(n)]
-             for g in range(groups)]
+    cands = [
+        [Candidate(Trajectory(g, seed, ["x"], [], [0.0]), 0, None, {"q": float(q[g, i])}) for i in range(n)]
+        for g in range(groups)
+    ]
     out: dict[str, Any] = {}
     for kind in kinds:
         judge = load_judge("scorer", game, fn=lambda c: c.extra["q"], noise=noise, scale=scale, seed=seed)
@@ -47,8 +50,12 @@ def measure(n: int, noise: float, groups: int, seed: int, kinds: tuple[str, ...]
             pos[r.order] = np.arange(n)
             taus.append(kendalltau(-pos, q[g]).statistic)
             spent.append(r.comparisons)
-        out[kind] = {"tau": float(np.mean(taus)), "tau_ci95": float(1.96 * np.std(taus, ddof=1) / np.sqrt(groups)),
-                     "comparisons": float(np.mean(spent)), "max_comparisons": int(np.max(spent))}
+        out[kind] = {
+            "tau": float(np.mean(taus)),
+            "tau_ci95": float(1.96 * np.std(taus, ddof=1) / np.sqrt(groups)),
+            "comparisons": float(np.mean(spent)),
+            "max_comparisons": int(np.max(spent)),
+        }
     return out
 
 
@@ -70,19 +77,34 @@ def run(args: argparse.Namespace) -> dict:
     for n in sizes:
         for noise in noises:
             rows = {r["topology"]: r for r in table if r["N"] == n and r["noise"] == noise}
-            print(f"{n:>3} {noise:>5}  " + "  ".join(
-                f"{rows[k]['tau']:>8.3f}±{rows[k]['tau_ci95']:.3f} ({rows[k]['comparisons']:>5.1f})" for k in TOPOLOGIES))
+            print(
+                f"{n:>3} {noise:>5}  "
+                + "  ".join(
+                    f"{rows[k]['tau']:>8.3f}±{rows[k]['tau_ci95']:.3f} ({rows[k]['comparisons']:>5.1f})"
+                    for k in TOPOLOGIES
+                )
+            )
     if 16 in sizes:  # ArenaRL's headline: SE >= 0.9 of round robin's tau with <= 2N - 2 comparisons
-        passing = [noise for noise in noises if result[f"N16_noise{noise}_se_over_rr_ratio"] >= 0.9
-                   and max(r["max_comparisons"] for r in table if r["N"] == 16 and r["noise"] == noise
-                           and r["topology"] == "single_elimination") <= 30]
+        passing = [
+            noise
+            for noise in noises
+            if result[f"N16_noise{noise}_se_over_rr_ratio"] >= 0.9
+            and max(
+                r["max_comparisons"]
+                for r in table
+                if r["N"] == 16 and r["noise"] == noise and r["topology"] == "single_elimination"
+            )
+            <= 30
+        ]
         result["N16_noise_levels_where_se_reaches_0.9_of_rr"] = ",".join(map(str, passing)) or "none"
     return result
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sizes", default="4,8,16,32", help="group sizes N (comma-separated)")
-    p.add_argument("--noise", default="0,0.1,0.25,0.5,1.0", help="judge noise levels (sd of per-candidate noise; q ~ N(0,1))")
+    p.add_argument(
+        "--noise", default="0,0.1,0.25,0.5,1.0", help="judge noise levels (sd of per-candidate noise; q ~ N(0,1))"
+    )
     p.add_argument("--groups", type=int, default=200, help="groups per (N, noise)")
     p.add_argument("--scale", type=float, default=4.0, help="margin scale of the scorer judge")
     p.add_argument("--seed", type=int, default=0)
@@ -114,12 +136,26 @@ def run_learning(args: argparse.Namespace) -> dict:
             params = {k: v.format(noise=args.noise, drift=args.drift, seed=seed) for k, v in knobs.items()}
             params.update(group=args.group, topology=args.topology, lr=args.lr, seed=seed, torch_threads=1)
             run_dir = Path(args.out) / f"{method}-s{seed}"
-            cfg = load_config(LLMTrainConfig, None, base={
-                "game": "open_task", "model": {"dir": str(Path(args.out) / f"tiny-s{seed}"), "seed": seed},
-                "agent": {"mode": "generated", "temperature": 1.0, "max_text_tokens": 24},
-                "trainer": "arenarl", "params": params, "iterations": args.iterations,
-                "games_per_iter": args.tasks, "seed": seed, "eval_every": args.iterations, "eval_games": 0,
-                "eval_opponents": [], "out": str(run_dir), "quiet": True, "torch_threads": 1})
+            cfg = load_config(
+                LLMTrainConfig,
+                None,
+                base={
+                    "game": "open_task",
+                    "model": {"dir": str(Path(args.out) / f"tiny-s{seed}"), "seed": seed},
+                    "agent": {"mode": "generated", "temperature": 1.0, "max_text_tokens": 24},
+                    "trainer": "arenarl",
+                    "params": params,
+                    "iterations": args.iterations,
+                    "games_per_iter": args.tasks,
+                    "seed": seed,
+                    "eval_every": args.iterations,
+                    "eval_games": 0,
+                    "eval_opponents": [],
+                    "out": str(run_dir),
+                    "quiet": True,
+                    "torch_threads": 1,
+                },
+            )
             train(cfg, log=lambda line: None)
             with open(run_dir / "metrics.csv") as fh:
                 rows = list(csv.DictReader(fh))
@@ -150,12 +186,23 @@ def add_learning_arguments(p: argparse.ArgumentParser) -> None:
 
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
-    return [Benchmark("judge-topology", "Kendall τ of each ranking topology (anchor, seeded single elimination, "
-                      "Swiss, round robin, adaptive) with the true order under a noisy judge, and its comparisons",
-                      run, add_arguments, baseline="round robin (N(N-1)/2 comparisons) on the same groups",
-                      ratio="se_over_rr_ratio"),
-            Benchmark("arenarl-learning", "hidden true-score gain on open_task: arenarl (noisy pairwise judge, "
-                      "seeded single elimination) vs the same PG on the true scalar reward vs pointwise noisy scoring",
-                      run_learning, add_learning_arguments,
-                      baseline="the same policy gradient with the true scalar reward (noiseless scorer, pointwise)",
-                      ratio="over_true_reward_ratio")]
+    return [
+        Benchmark(
+            "judge-topology",
+            "Kendall τ of each ranking topology (anchor, seeded single elimination, "
+            "Swiss, round robin, adaptive) with the true order under a noisy judge, and its comparisons",
+            run,
+            add_arguments,
+            baseline="round robin (N(N-1)/2 comparisons) on the same groups",
+            ratio="se_over_rr_ratio",
+        ),
+        Benchmark(
+            "arenarl-learning",
+            "hidden true-score gain on open_task: arenarl (noisy pairwise judge, "
+            "seeded single elimination) vs the same PG on the true scalar reward vs pointwise noisy scoring",
+            run_learning,
+            add_learning_arguments,
+            baseline="the same policy gradient with the true scalar reward (noiseless scorer, pointwise)",
+            ratio="over_true_reward_ratio",
+        ),
+    ]

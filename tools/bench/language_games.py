@@ -5,6 +5,7 @@ games' AEC face (``arena.make_env``), measured in the same process.
 ``arena bench language-baselines`` measures the issue-7 baselines on fixed seeds: scripted vs
 random villagers against the same scripted wolves, and the negotiation heuristics head to head.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,16 +72,23 @@ def run_baselines(args: argparse.Namespace) -> dict[str, Any]:
         for label, spec in (("scripted", "werewolf_scripted"), ("random", "werewolf_scripted:village=random")):
             agents = [arena.load_agent(spec, game) for _ in range(players)]
             rates = win_rates(arena.play(game, agents, games=args.games, seed=args.seed))
-            out[f"werewolf{players}_village_win_rate_{label}_villagers_vs_scripted_wolves"] = round(rates["sides"]["village"], 3)
+            out[f"werewolf{players}_village_win_rate_{label}_villagers_vs_scripted_wolves"] = round(
+                rates["sides"]["village"], 3
+            )
         scripted = out[f"werewolf{players}_village_win_rate_scripted_villagers_vs_scripted_wolves"]
         random_ = out[f"werewolf{players}_village_win_rate_random_villagers_vs_scripted_wolves"]
-        out[f"werewolf{players}_village_win_rate_scripted_over_random"] = round(scripted / random_, 2) if random_ else None
+        out[f"werewolf{players}_village_win_rate_scripted_over_random"] = (
+            round(scripted / random_, 2) if random_ else None
+        )
     game = arena.load_game("deal_or_no_deal")
     for a, b in (("greedy", "fair"), ("fair", "fair"), ("greedy", "concede"), ("fair", "concede")):
         x, y = arena.load_agent(a, game, label=f"{a}#1"), arena.load_agent(b, game, label=f"{b}#2")
         m = negotiation_metrics(arena.play(game, [x, y], games=args.games, seed=args.seed, rotate_seats=True))
         key = f"dond_{a}_vs_{b}"
-        out[f"{key}_mean_scores"] = [round(m["agents"][x.name]["mean_score"], 2), round(m["agents"][y.name]["mean_score"], 2)]
+        out[f"{key}_mean_scores"] = [
+            round(m["agents"][x.name]["mean_score"], 2),
+            round(m["agents"][y.name]["mean_score"], 2),
+        ]
         out[f"{key}_agreement_rate"] = round(m["agreement_rate"], 3)
         out[f"{key}_pareto_rate"] = round(m["pareto_rate"], 3)
         out[f"{key}_joint_fraction_of_max"] = round(m["joint_fraction_of_max"], 3)
@@ -95,10 +103,20 @@ def baseline_args(p: argparse.ArgumentParser) -> None:
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
     return [
-        Benchmark("language-games", "games/s of 1,000 random Werewolf and Deal-or-No-Deal games: runner vs AEC loop",
-                  run_speed, speed_args, baseline="a plain PettingZoo loop over the same game's AEC env, in this process",
-                  ratio="_speedup_vs_aec_loop"),
-        Benchmark("language-baselines", "scripted vs random villagers; greedy vs fair negotiators (fixed seeds)",
-                  run_baselines, baseline_args, baseline="random villagers against the scripted wolves",
-                  ratio="_scripted_over_random"),
+        Benchmark(
+            "language-games",
+            "games/s of 1,000 random Werewolf and Deal-or-No-Deal games: runner vs AEC loop",
+            run_speed,
+            speed_args,
+            baseline="a plain PettingZoo loop over the same game's AEC env, in this process",
+            ratio="_speedup_vs_aec_loop",
+        ),
+        Benchmark(
+            "language-baselines",
+            "scripted vs random villagers; greedy vs fair negotiators (fixed seeds)",
+            run_baselines,
+            baseline_args,
+            baseline="random villagers against the scripted wolves",
+            ratio="_scripted_over_random",
+        ),
     ]

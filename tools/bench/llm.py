@@ -14,6 +14,7 @@ batching distinct prompts gives). Where batching stops helping, the arithmetic i
 the model FLOPs per decision (counted by torch's ``FlopCounterMode`` over the same games) times
 the measured rate is the achieved FLOP/s, printed beside a plain matmul's FLOP/s on this machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,9 @@ def decisions_per_second(agent: Any, game: Any, games: int, batch_size: int, see
     decisions = sum(r.length for r in results)
     forfeits = sum(1 for r in results if r.forfeit)
     if forfeits:
-        raise ArenaError(f"bench llm: {forfeits} games forfeited (first: {next(r.forfeit for r in results if r.forfeit)})")
+        raise ArenaError(
+            f"bench llm: {forfeits} games forfeited (first: {next(r.forfeit for r in results if r.forfeit)})"
+        )
     return decisions / dt, decisions
 
 
@@ -49,11 +52,23 @@ def _agent(backend: str, model: str, mode: str, game: Any, server: list, **extra
         srv = serve(make_backend("transformers", model), port=0, model_name="bench")
         server.append(srv)
         host, port = srv.server_address[:2]
-        return load_agent({"name": "llm", "backend": "openai", "base_url": f"http://{host}:{port}", "model": "bench",
-                           "mode": mode, "timeout": 120}, game)
-    return load_agent({"name": "llm", "backend": backend, "model": model, "mode": mode,
-                       "enforce_eager": True} if backend == "vllm" else
-                      {"name": "llm", "backend": backend, "model": model, "mode": mode, **extra}, game)
+        return load_agent(
+            {
+                "name": "llm",
+                "backend": "openai",
+                "base_url": f"http://{host}:{port}",
+                "model": "bench",
+                "mode": mode,
+                "timeout": 120,
+            },
+            game,
+        )
+    return load_agent(
+        {"name": "llm", "backend": backend, "model": model, "mode": mode, "enforce_eager": True}
+        if backend == "vllm"
+        else {"name": "llm", "backend": backend, "model": model, "mode": mode, **extra},
+        game,
+    )
 
 
 def _flops_per_decision(agent: Any, game: Any, games: int, batch_size: int, seed: int) -> float:
@@ -88,8 +103,12 @@ def run(args: argparse.Namespace) -> dict:
         from arena.tools.tiny_model import tiny_model_dir
 
         model = str(tiny_model_dir())
-    out: dict[str, Any] = {"model": args.model or "tiny (built by tools/tiny_model.py)", "mode": args.mode,
-                           "games": args.games, "seed": args.seed}
+    out: dict[str, Any] = {
+        "model": args.model or "tiny (built by tools/tiny_model.py)",
+        "mode": args.mode,
+        "games": args.games,
+        "seed": args.seed,
+    }
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
         servers: list = []
         for game_name in [g.strip() for g in args.game.split(",") if g.strip()]:
@@ -137,12 +156,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--single-games", type=int, default=16, help="games played one at a time (baseline)")
     p.add_argument("--model", default=None, help="model directory (default: build the tiny model)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-flops", dest="flops", action="store_false",
-                   help="skip counting model FLOPs per decision (transformers)")
+    p.add_argument(
+        "--no-flops", dest="flops", action="store_false", help="skip counting model FLOPs per decision (transformers)"
+    )
 
 
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
-    return [Benchmark("llm", "LLM agent decisions/s: batched (merged and unmerged) vs one-at-a-time, per backend",
-                      run, add_arguments, baseline="the same agent and games one at a time (batch_size=1)",
-                      ratio="_vs_one_at_a_time")]
+    return [
+        Benchmark(
+            "llm",
+            "LLM agent decisions/s: batched (merged and unmerged) vs one-at-a-time, per backend",
+            run,
+            add_arguments,
+            baseline="the same agent and games one at a time (batch_size=1)",
+            ratio="_vs_one_at_a_time",
+        )
+    ]

@@ -1,6 +1,7 @@
 """``arena bench match``: random-vs-random Kuhn poker games per second through arena's batched
 runner, against the loop a user would otherwise write — a plain PettingZoo loop over shimmy's
 OpenSpiel→AEC env — measured in the same process."""
+
 from __future__ import annotations
 
 import argparse
@@ -96,6 +97,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
-    return [Benchmark("match", "random-vs-random games/s: arena runner vs shimmy OpenSpiel AEC loop", run, add_arguments,
-                      baseline="a plain PettingZoo loop over shimmy's OpenSpiel AEC env, in this process",
-                      ratio="speedup_vs_shimmy")]
+    return [
+        Benchmark(
+            "match",
+            "random-vs-random games/s: arena runner vs shimmy OpenSpiel AEC loop",
+            run,
+            add_arguments,
+            baseline="a plain PettingZoo loop over shimmy's OpenSpiel AEC env, in this process",
+            ratio="speedup_vs_shimmy",
+        )
+    ]

@@ -9,6 +9,7 @@ error forfeits); ``--games 10000`` is the 10,000-random-games check of docs/mono
 seeds: the heuristic against random (retail and paper variants) and the MCCFR intent policy
 against the heuristic (paper variant). Seats alternate; a draw counts as not winning.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,9 +39,18 @@ def win_rate(game_name: str, a: str, b: str, games: int, seed: int) -> dict[str,
     wins = sum(1 for i, r in enumerate(results) if r.forfeit is None and r.info.get("winner") == i % 2)
     draws = sum(1 for r in results if r.forfeit is None and r.info.get("winner") is None)
     ci = binomtest(wins, games).proportion_ci(confidence_level=0.95, method="wilson")
-    return {"game": game_name, "agent": a, "opponent": b, "games": games, "seed": seed, "wins": wins,
-            "draws": draws, "forfeits": forfeits, "win_rate": round(wins / games, 4),
-            "ci95": [round(ci.low, 4), round(ci.high, 4)]}
+    return {
+        "game": game_name,
+        "agent": a,
+        "opponent": b,
+        "games": games,
+        "seed": seed,
+        "wins": wins,
+        "draws": draws,
+        "forfeits": forfeits,
+        "win_rate": round(wins / games, 4),
+        "ci95": [round(ci.low, 4), round(ci.high, 4)],
+    }
 
 
 def run_speed(args: argparse.Namespace) -> dict[str, Any]:
@@ -76,15 +86,17 @@ def run_agents(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"load_at_start": load()}
     if not args.skip_heuristic:
         for variant in ("retail", "paper"):
-            out[f"heuristic_vs_random_{variant}"] = win_rate(f"monopoly_deal(variant={variant})",
-                                                             "monopoly_deal_heuristic", "random", args.games, args.seed)
+            out[f"heuristic_vs_random_{variant}"] = win_rate(
+                f"monopoly_deal(variant={variant})", "monopoly_deal_heuristic", "random", args.games, args.seed
+            )
     if args.policy:
         spec = f"monopoly_deal_mccfr:path={args.policy}"
     else:
         spec = f"monopoly_deal_mccfr:iterations={args.iterations},seed={args.seed}"
     start = time.perf_counter()
-    out["mccfr_vs_heuristic_paper"] = win_rate("monopoly_deal(variant=paper)", spec, "monopoly_deal_heuristic",
-                                               args.games, args.seed)
+    out["mccfr_vs_heuristic_paper"] = win_rate(
+        "monopoly_deal(variant=paper)", spec, "monopoly_deal_heuristic", args.games, args.seed
+    )
     out["mccfr_vs_heuristic_paper"]["seconds"] = round(time.perf_counter() - start, 1)
     return out
 
@@ -92,8 +104,9 @@ def run_agents(args: argparse.Namespace) -> dict[str, Any]:
 def agents_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int, default=2000, help="games per pairing")
     p.add_argument("--seed", type=int, default=0, help="match seed (and the MCCFR seed when solving on load)")
-    p.add_argument("--policy", help="MCCFR policy file (arena solve --game monopoly_deal_intents ...); "
-                   "default: solve on load")
+    p.add_argument(
+        "--policy", help="MCCFR policy file (arena solve --game monopoly_deal_intents ...); default: solve on load"
+    )
     p.add_argument("--iterations", type=int, default=20000, help="MCCFR iterations when solving on load")
     p.add_argument("--skip-heuristic", action="store_true", help="only the MCCFR pairing")
 
@@ -101,8 +114,16 @@ def agents_args(p: argparse.ArgumentParser) -> None:
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
     return [
-        Benchmark("monopoly-deal", "random Monopoly Deal games/s: runner vs plain AEC loop; forfeit-free check",
-                  run_speed, speed_args),
-        Benchmark("monopoly-deal-agents", "heuristic vs random and MCCFR vs heuristic win rates with 95% CIs",
-                  run_agents, agents_args),
+        Benchmark(
+            "monopoly-deal",
+            "random Monopoly Deal games/s: runner vs plain AEC loop; forfeit-free check",
+            run_speed,
+            speed_args,
+        ),
+        Benchmark(
+            "monopoly-deal-agents",
+            "heuristic vs random and MCCFR vs heuristic win rates with 95% CIs",
+            run_agents,
+            agents_args,
+        ),
     ]

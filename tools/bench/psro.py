@@ -8,6 +8,7 @@ the compiled tree. Reported: wall time of the PSRO iterations (exploitability me
 excluded for both) and exact exploitability (NashConv/2, OpenSpiel's ``exploitability``) of
 each side's mixture after every iteration, plus the wall-time ratio.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,6 +33,7 @@ def run_openspiel(game_name: str, meta_solver: str, iterations: int, sims_per_en
     from open_spiel.python import policy as os_policy
     from open_spiel.python import rl_environment
     from open_spiel.python.algorithms import exploitability, policy_aggregator
+
     try:
         from open_spiel.python.algorithms.psro_v2 import best_response_oracle, psro_v2, strategy_selectors
     except ImportError as exc:  # psro_v2 imports OpenSpiel's cvxpy-based LP solver
@@ -42,15 +44,20 @@ def run_openspiel(game_name: str, meta_solver: str, iterations: int, sims_per_en
     env = rl_environment.Environment(game)
     start = time.perf_counter()
     random_policy = os_policy.TabularPolicy(env.game)
-    oracle = best_response_oracle.BestResponseOracle(game=env.game, policy=random_policy,
-                                                     best_response_backend="cpp")
+    oracle = best_response_oracle.BestResponseOracle(game=env.game, policy=random_policy, best_response_backend="cpp")
     agents = [random_policy.__copy__() for _ in range(game.num_players())]
     with contextlib.redirect_stdout(io.StringIO()):
-        solver = psro_v2.PSROSolver(env.game, oracle, initial_policies=agents,
-                                    training_strategy_selector=strategy_selectors.probabilistic,
-                                    sims_per_entry=sims_per_entry, number_policies_selected=1,
-                                    meta_strategy_method=OS_SOLVERS[meta_solver], sample_from_marginals=True,
-                                    symmetric_game=False)
+        solver = psro_v2.PSROSolver(
+            env.game,
+            oracle,
+            initial_policies=agents,
+            training_strategy_selector=strategy_selectors.probabilistic,
+            sims_per_entry=sims_per_entry,
+            number_policies_selected=1,
+            meta_strategy_method=OS_SOLVERS[meta_solver],
+            sample_from_marginals=True,
+            symmetric_game=False,
+        )
     setup = time.perf_counter() - start
     elapsed, curve = setup, []
     aggregator = policy_aggregator.PolicyAggregator(env.game)
@@ -60,8 +67,13 @@ def run_openspiel(game_name: str, meta_solver: str, iterations: int, sims_per_en
             solver.iteration()
         elapsed += time.perf_counter() - t0
         aggr = aggregator.aggregate(range(game.num_players()), solver.get_policies(), solver.get_meta_strategies())
-        curve.append({"iteration": it + 1, "seconds": elapsed,
-                      "exploitability": float(exploitability.nash_conv(env.game, aggr)) / game.num_players()})
+        curve.append(
+            {
+                "iteration": it + 1,
+                "seconds": elapsed,
+                "exploitability": float(exploitability.nash_conv(env.game, aggr)) / game.num_players(),
+            }
+        )
     return {"setup_seconds": setup, "curve": curve}
 
 
@@ -85,13 +97,19 @@ def compare(game: str, meta_solver: str, iterations: int, sims_per_entry: int, s
     theirs = run_openspiel(game, meta_solver, iterations, sims_per_entry, seed)
     a, o = ours["curve"][-1], theirs["curve"][-1]
     return {
-        "game": game, "meta_solver": meta_solver, "iterations": iterations, "openspiel_sims_per_entry": sims_per_entry,
-        "arena_seconds": round(a["seconds"], 3), "openspiel_seconds": round(o["seconds"], 3),
+        "game": game,
+        "meta_solver": meta_solver,
+        "iterations": iterations,
+        "openspiel_sims_per_entry": sims_per_entry,
+        "arena_seconds": round(a["seconds"], 3),
+        "openspiel_seconds": round(o["seconds"], 3),
         "speedup_x": round(o["seconds"] / max(a["seconds"], 1e-9), 1),
-        "arena_exploitability": a["exploitability"], "openspiel_exploitability": o["exploitability"],
+        "arena_exploitability": a["exploitability"],
+        "openspiel_exploitability": o["exploitability"],
         "arena_curve": [(c["iteration"], round(c["seconds"], 3), round(c["exploitability"], 6)) for c in ours["curve"]],
-        "openspiel_curve": [(c["iteration"], round(c["seconds"], 3), round(c["exploitability"], 6))
-                            for c in theirs["curve"]],
+        "openspiel_curve": [
+            (c["iteration"], round(c["seconds"], 3), round(c["exploitability"], 6)) for c in theirs["curve"]
+        ],
     }
 
 
@@ -109,6 +127,13 @@ def _run(args: argparse.Namespace) -> dict:
 
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
-    return [Benchmark("psro", "PSRO wall time and exploitability per iteration: arena vs OpenSpiel psro_v2",
-                      _run, _args, baseline="OpenSpiel psro_v2 with C++ best responses, same game and meta-solver",
-                      ratio="speedup_x")]
+    return [
+        Benchmark(
+            "psro",
+            "PSRO wall time and exploitability per iteration: arena vs OpenSpiel psro_v2",
+            _run,
+            _args,
+            baseline="OpenSpiel psro_v2 with C++ best responses, same game and meta-solver",
+            ratio="speedup_x",
+        )
+    ]

@@ -20,6 +20,7 @@ Swiss and seeded single elimination, the game budget for adaptive) and report th
 at which the median Kendall τ over seeds reaches ``--target``. The baseline is round robin,
 measured in the same process; the figure of merit is ``adaptive / round robin`` games.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,8 +56,19 @@ def simulator(strengths: dict[str, float], seed: int, model: str = "independent"
                 a, b = g.seats
                 p = 1.0 / (1.0 + 10.0 ** ((strengths[b] - strengths[a]) / 400.0))
                 win = (game_rng(seed, g.deal).uniform() if model == "deal" else rng.random()) < p
-                recs.append(MatchRecord(g.id, g.pairing, seed, g.deal, "bt_sim", [a, b],
-                                        [1.0, -1.0] if win else [-1.0, 1.0], g.plan_seq, g.round))
+                recs.append(
+                    MatchRecord(
+                        g.id,
+                        g.pairing,
+                        seed,
+                        g.deal,
+                        "bt_sim",
+                        [a, b],
+                        [1.0, -1.0] if win else [-1.0, 1.0],
+                        g.plan_seq,
+                        g.round,
+                    )
+                )
             log.extend(recs)
             out.append(recs)
         return out
@@ -135,8 +147,15 @@ COVERAGE_KNOBS = {"round_robin": 10, "swiss": 16, "elimination": 16, "adaptive":
 """Default size of each format in the coverage study (games per ordered pairing, per match, budget)."""
 
 
-def coverage_study(kind: str, knob: int, strengths: dict[str, float], tournaments: Sequence[int],
-                   model: str = "deal", bootstrap: int = 200, baseline: bool = True) -> dict[str, Any]:
+def coverage_study(
+    kind: str,
+    knob: int,
+    strengths: dict[str, float],
+    tournaments: Sequence[int],
+    model: str = "deal",
+    bootstrap: int = 200,
+    baseline: bool = True,
+) -> dict[str, Any]:
     """Fraction of (agent, tournament) 95% intervals that contain the true rating.
 
     ``coverage`` is the leaderboard's interval (:func:`arena.rating.bradley_terry_records`: deals
@@ -162,11 +181,15 @@ def coverage_study(kind: str, knob: int, strengths: dict[str, float], tournament
         err.append(float(np.max(np.abs(fit.rating - truth))))
         taus.append(kendall_tau([names[i] for i in np.argsort(-fit.rating, kind="stable")], order))
     hit_a = np.array(hit)
-    return {"coverage": round(float(hit_a.mean()), 3),
-            "baseline_coverage": round(float(np.mean(base_hit)), 3) if base_hit else None,
-            "worst_agent_coverage": round(float(hit_a.mean(axis=0).min()), 3),
-            "games": int(np.median(games)), "half_width_elo": round(float(np.median(width)), 1),
-            "max_error_elo": round(float(np.median(err)), 1), "median_tau": round(float(np.median(taus)), 3)}
+    return {
+        "coverage": round(float(hit_a.mean()), 3),
+        "baseline_coverage": round(float(np.mean(base_hit)), 3) if base_hit else None,
+        "worst_agent_coverage": round(float(hit_a.mean(axis=0).min()), 3),
+        "games": int(np.median(games)),
+        "half_width_elo": round(float(np.median(width)), 1),
+        "max_error_elo": round(float(np.median(err)), 1),
+        "median_tau": round(float(np.median(taus)), 3),
+    }
 
 
 def run_coverage(args: argparse.Namespace) -> dict:
@@ -182,9 +205,14 @@ def run_coverage(args: argparse.Namespace) -> dict:
         knobs[kind] = int(value)
     strengths = {f"a{i:02d}": args.gap * i for i in range(args.agents)}
     seeds = range(args.first_seed, args.first_seed + args.tournaments)
-    out: dict[str, Any] = {"load_at_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-                           "agents": args.agents, "gap_elo": args.gap, "tournaments": args.tournaments,
-                           "bootstrap": args.bootstrap, "nominal": 0.95}
+    out: dict[str, Any] = {
+        "load_at_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "agents": args.agents,
+        "gap_elo": args.gap,
+        "tournaments": args.tournaments,
+        "bootstrap": args.bootstrap,
+        "nominal": 0.95,
+    }
     for model in args.models:
         for kind in args.formats:
             r = coverage_study(kind, knobs[kind], strengths, seeds, model, args.bootstrap)
@@ -200,12 +228,21 @@ def add_coverage_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tournaments", type=int, default=200, help="simulated tournaments per format and model")
     p.add_argument("--first-seed", type=int, default=0)
     p.add_argument("--bootstrap", type=int, default=200)
-    p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS),
-                   help="deal: the game is decided by its deal's random stream; independent: a fresh draw per game")
+    p.add_argument(
+        "--models",
+        nargs="+",
+        default=list(MODELS),
+        choices=list(MODELS),
+        help="deal: the game is decided by its deal's random stream; independent: a fresh draw per game",
+    )
     p.add_argument("--formats", nargs="+", default=list(COVERAGE_KNOBS), choices=list(COVERAGE_KNOBS))
-    p.add_argument("--knob", nargs="*", default=[], metavar="FORMAT=N",
-                   help=f"format size: games per ordered pairing / per match, adaptive budget "
-                        f"(defaults {COVERAGE_KNOBS})")
+    p.add_argument(
+        "--knob",
+        nargs="*",
+        default=[],
+        metavar="FORMAT=N",
+        help=f"format size: games per ordered pairing / per match, adaptive budget (defaults {COVERAGE_KNOBS})",
+    )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -213,16 +250,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gap", type=float, default=100.0, help="Elo gap between neighbouring agents")
     p.add_argument("--seeds", type=int, default=15)
     p.add_argument("--target", type=float, default=0.9, help="Kendall τ to reach")
-    p.add_argument("--formats", nargs="+", default=["round_robin", "swiss", "elimination", "adaptive"],
-                   choices=list(KNOBS))
+    p.add_argument(
+        "--formats", nargs="+", default=["round_robin", "swiss", "elimination", "adaptive"], choices=list(KNOBS)
+    )
 
 
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
-    return [Benchmark("rating", "games until Kendall τ ≥ 0.9 on 16 synthetic BT agents: round robin, Swiss, "
-                      "seeded elimination, adaptive", run, add_arguments,
-                      baseline="round robin (games it needs to reach the same Kendall τ)",
-                      ratio="adaptive_over_round_robin"),
-            Benchmark("rating-coverage", "how often the 95% rating intervals contain the true rating: simulated "
-                      "tournaments of every format on synthetic pools (chance-decided and independent games)",
-                      run_coverage, add_coverage_arguments)]
+    return [
+        Benchmark(
+            "rating",
+            "games until Kendall τ ≥ 0.9 on 16 synthetic BT agents: round robin, Swiss, seeded elimination, adaptive",
+            run,
+            add_arguments,
+            baseline="round robin (games it needs to reach the same Kendall τ)",
+            ratio="adaptive_over_round_robin",
+        ),
+        Benchmark(
+            "rating-coverage",
+            "how often the 95% rating intervals contain the true rating: simulated "
+            "tournaments of every format on synthetic pools (chance-decided and independent games)",
+            run_coverage,
+            add_coverage_arguments,
+        ),
+    ]

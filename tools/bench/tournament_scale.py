@@ -15,6 +15,7 @@ Reported per size: games/s of both, their ratio (the goal: ≥ 0.5), peak reside
 and the flatness of the curve — games/s and memory at the largest size over the smallest (the
 goal: 1, i.e. a constant cost per game and memory that does not grow with the games).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,12 +52,32 @@ def run(args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             cfg = Path(tmp) / f"t{n}.json"  # JSON is YAML: the config the tournament reads
-            cfg.write_text(json.dumps({
-                "game": args.game, "agents": labels, "seed": args.seed, "out": str(Path(tmp) / f"run{n}"),
-                "format": {"kind": "round_robin", "games": n // 2}, "executor": {"kind": "inprocess"},
-                "progress": False, "tensorboard": False, "plots": False}))
-            match = arena_command() + ["match", "--game", args.game, "--agents", *agents, "--games", str(n),
-                                       "--seed", str(args.seed)]
+            cfg.write_text(
+                json.dumps(
+                    {
+                        "game": args.game,
+                        "agents": labels,
+                        "seed": args.seed,
+                        "out": str(Path(tmp) / f"run{n}"),
+                        "format": {"kind": "round_robin", "games": n // 2},
+                        "executor": {"kind": "inprocess"},
+                        "progress": False,
+                        "tensorboard": False,
+                        "plots": False,
+                    }
+                )
+            )
+            match = arena_command() + [
+                "match",
+                "--game",
+                args.game,
+                "--agents",
+                *agents,
+                "--games",
+                str(n),
+                "--seed",
+                str(args.seed),
+            ]
             tour = arena_command() + ["tournament", str(cfg), "--json"]
             m_wall, m_cpu, m_rss = timed(match)
             with open(Path(tmp) / f"t{n}.out", "w") as fh:
@@ -64,15 +85,27 @@ def run(args: argparse.Namespace) -> dict:
             board = json.loads((Path(tmp) / f"t{n}.out").read_text())
             if board.get("games") != n:  # the output is the real thing, checked after timing
                 raise ArenaError(f"bench tournament-scale: the tournament reported {board.get('games')} games, not {n}")
-            row = {"games": n, "tournament_games_per_s": round(n / t_wall), "match_games_per_s": round(n / m_wall),
-                   "tournament_seconds": round(t_wall, 2), "match_seconds": round(m_wall, 2),
-                   "tournament_cpu_seconds": round(t_cpu, 2), "match_cpu_seconds": round(m_cpu, 2),
-                   "tournament_peak_rss_mib": t_rss, "match_peak_rss_mib": m_rss,
-                   "ratio": round(m_wall / t_wall, 3), "cpu_ratio": round(m_cpu / t_cpu, 3)}
+            row = {
+                "games": n,
+                "tournament_games_per_s": round(n / t_wall),
+                "match_games_per_s": round(n / m_wall),
+                "tournament_seconds": round(t_wall, 2),
+                "match_seconds": round(m_wall, 2),
+                "tournament_cpu_seconds": round(t_cpu, 2),
+                "match_cpu_seconds": round(m_cpu, 2),
+                "tournament_peak_rss_mib": t_rss,
+                "match_peak_rss_mib": m_rss,
+                "ratio": round(m_wall / t_wall, 3),
+                "cpu_ratio": round(m_cpu / t_cpu, 3),
+            }
             curve.append(row)
-            print(f"{n:>9} games: tournament {row['tournament_games_per_s']:>7} games/s "
-                  f"({t_wall:.1f}s, {t_rss} MiB), match {row['match_games_per_s']:>7} games/s "
-                  f"({m_wall:.1f}s, {m_rss} MiB), ratio {row['ratio']}", file=sys.stderr, flush=True)
+            print(
+                f"{n:>9} games: tournament {row['tournament_games_per_s']:>7} games/s "
+                f"({t_wall:.1f}s, {t_rss} MiB), match {row['match_games_per_s']:>7} games/s "
+                f"({m_wall:.1f}s, {m_rss} MiB), ratio {row['ratio']}",
+                file=sys.stderr,
+                flush=True,
+            )
             if args.keep:
                 import shutil
 
@@ -82,16 +115,19 @@ def run(args: argparse.Namespace) -> dict:
     out["tournament_over_match_ratio"] = min(r["ratio"] for r in curve)
     out["tournament_over_match_cpu_ratio"] = min(r["cpu_ratio"] for r in curve)
     out["flatness_games_per_s_largest_over_smallest"] = round(
-        last["tournament_games_per_s"] / first["tournament_games_per_s"], 3)
+        last["tournament_games_per_s"] / first["tournament_games_per_s"], 3
+    )
     out["flatness_rss_largest_over_smallest"] = round(
-        last["tournament_peak_rss_mib"] / max(1, first["tournament_peak_rss_mib"]), 3)
+        last["tournament_peak_rss_mib"] / max(1, first["tournament_peak_rss_mib"]), 3
+    )
     return out
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", default="kuhn_poker")
-    p.add_argument("--agents", nargs=2, default=["random", "random"], metavar="AGENT",
-                   help="two agent specs (as for arena match)")
+    p.add_argument(
+        "--agents", nargs=2, default=["random", "random"], metavar="AGENT", help="two agent specs (as for arena match)"
+    )
     p.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated game counts (even)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--keep", help="copy the tournaments' run directories here")
@@ -99,8 +135,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 @hookimpl
 def arena_benchmarks() -> list[Benchmark]:
-    return [Benchmark("tournament-scale",
-                      "round-robin games/s and memory at 10^4..10^6 games vs whole-process `arena match`",
-                      run, add_arguments,
-                      baseline="a whole `arena match` process playing the same games between the same agents",
-                      ratio="over_match_ratio")]
+    return [
+        Benchmark(
+            "tournament-scale",
+            "round-robin games/s and memory at 10^4..10^6 games vs whole-process `arena match`",
+            run,
+            add_arguments,
+            baseline="a whole `arena match` process playing the same games between the same agents",
+            ratio="over_match_ratio",
+        )
+    ]

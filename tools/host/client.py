@@ -5,6 +5,7 @@ The stream is read on a background thread into a queue, so a person thinking at 
 never stalls it. A dropped stream is reopened with ``since=<last event id>`` — the host
 replays what was missed — until the series is over.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,10 +42,15 @@ class JoinClient:
         self._response: Any = None
 
     # -- requests -----------------------------------------------------------------------------
-    def _request(self, path: str, body: bytes | None = None, headers: dict[str, str] | None = None,
-                 timeout: float | None = None) -> Any:
-        req = urllib.request.Request(self.url + path, data=body, method="POST" if body is not None else "GET",
-                                     headers={"Authorization": f"Bearer {self.token}", **(headers or {})})
+    def _request(
+        self, path: str, body: bytes | None = None, headers: dict[str, str] | None = None, timeout: float | None = None
+    ) -> Any:
+        req = urllib.request.Request(
+            self.url + path,
+            data=body,
+            method="POST" if body is not None else "GET",
+            headers={"Authorization": f"Bearer {self.token}", **(headers or {})},
+        )
         try:
             return urllib.request.urlopen(req, timeout=timeout or self.timeout)  # noqa: S310 - http(s) URL given by the user
         except urllib.error.HTTPError as exc:

@@ -1,4 +1,5 @@
 """``arena host [CONFIG] [key=value ...] [flags]``: host a match between people and agents."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,8 +10,17 @@ import sys
 from arena.cli_api import Command, add_config_arguments
 from arena.hookspecs import hookimpl
 
-FLAGS = (("game", "game"), ("seats", "seats"), ("games", "games"), ("seed", "seed"), ("bind", "bind"),
-         ("port", "port"), ("out", "out"), ("move_time", "move_time"), ("default_action", "default_action"))
+FLAGS = (
+    ("game", "game"),
+    ("seats", "seats"),
+    ("games", "games"),
+    ("seed", "seed"),
+    ("bind", "bind"),
+    ("port", "port"),
+    ("out", "out"),
+    ("move_time", "move_time"),
+    ("default_action", "default_action"),
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,8 +34,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", help="run directory for results (default runs/host/<game>)")
     p.add_argument("--no-store", action="store_true", help="keep no results")
     p.add_argument("--move-time", dest="move_time", type=float, help="seconds per human decision (default 120)")
-    p.add_argument("--default-action", dest="default_action", choices=("random", "first"),
-                   help="what the clock plays when time runs out")
+    p.add_argument(
+        "--default-action",
+        dest="default_action",
+        choices=("random", "first"),
+        help="what the clock plays when time runs out",
+    )
     p.add_argument("--quiet", action="store_true", help="log only rejected requests, not connections")
 
 

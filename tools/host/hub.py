@@ -4,6 +4,7 @@ The match (runner) thread opens turns and publishes views; HTTP threads connect 
 submit moves. Everything is guarded by one condition variable. Every refused request goes
 through :meth:`Hub.reject`, which logs it and keeps it in :attr:`Hub.rejections`.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -67,9 +68,18 @@ class Hub:
     on expiry ``default_action`` (``random`` or ``first``; ``default_text`` at text decisions) is
     played for the seat."""
 
-    def __init__(self, game_name: str, names: Sequence[str], humans: dict[int, str], games: int = 1,
-                 move_time: float | None = 60.0, default_action: str = "random", default_text: str = "",
-                 tokens: dict[int, str] | None = None, text_decisions: bool = False) -> None:
+    def __init__(
+        self,
+        game_name: str,
+        names: Sequence[str],
+        humans: dict[int, str],
+        games: int = 1,
+        move_time: float | None = 60.0,
+        default_action: str = "random",
+        default_text: str = "",
+        tokens: dict[int, str] | None = None,
+        text_decisions: bool = False,
+    ) -> None:
         if default_action not in DEFAULT_ACTIONS:
             raise ValueError(f"default_action must be one of {DEFAULT_ACTIONS}")
         self.game_name, self.names, self.games = game_name, list(names), games
@@ -83,9 +93,19 @@ class Hub:
         self.game_index = 0
         self._ids = itertools.count(1)
         for s in self.seats.values():
-            self._post(s, {"type": "hello", "seat": s.seat, "name": s.name, "game": game_name,
-                           "seats": self.names, "games": games, "move_time": move_time,
-                           "text_decisions": text_decisions})
+            self._post(
+                s,
+                {
+                    "type": "hello",
+                    "seat": s.seat,
+                    "name": s.name,
+                    "game": game_name,
+                    "seats": self.names,
+                    "games": games,
+                    "move_time": move_time,
+                    "text_decisions": text_decisions,
+                },
+            )
 
     # -- bookkeeping --------------------------------------------------------------------------
     def reject(self, status: int, reason: str, where: str = "") -> Rejection:
@@ -186,8 +206,9 @@ class Hub:
     def ask(self, player: int, obs: Observation) -> Action:
         """Open a turn for ``player``, wait for its client or the clock, return the action."""
         seat = self.seats[player]
-        turn = Turn(next(self._ids), list(obs.legal_actions), list(obs.action_labels), obs.decision,
-                    obs.max_text_length)
+        turn = Turn(
+            next(self._ids), list(obs.legal_actions), list(obs.action_labels), obs.decision, obs.max_text_length
+        )
         with self.cond:
             seat.turn = turn
             self._post(seat, turn_event(turn.id, obs, self.move_time))
@@ -198,26 +219,36 @@ class Hub:
             if turn.answer is None:
                 turn.answer = self._default(turn, obs)
                 by = "clock"
-                log.info("seat %d (%s): no move within %ss; played %r", player, seat.name, self.move_time,
-                         turn.answer)
+                log.info("seat %d (%s): no move within %ss; played %r", player, seat.name, self.move_time, turn.answer)
             label = turn.answer if isinstance(turn.answer, str) else turn.labels[turn.legal.index(turn.answer)]
             self._post(seat, {"type": "moved", "turn": turn.id, "action": turn.answer, "label": label, "by": by})
         return turn.answer
 
     def _default(self, turn: Turn, obs: Observation) -> Action:
         if turn.decision == "text":
-            return self.default_text[:turn.max_text_length]
+            return self.default_text[: turn.max_text_length]
         if self.default_action == "first":
             return turn.legal[0]
         return turn.legal[min(int(obs.uniform() * len(turn.legal)), len(turn.legal) - 1)]
 
-    def game_over(self, player: int, returns: Sequence[float], final_text: str, forfeit: str | None,
-                  outcome: str) -> None:
+    def game_over(
+        self, player: int, returns: Sequence[float], final_text: str, forfeit: str | None, outcome: str
+    ) -> None:
         seat = self.seats[player]
         seat.total += returns[player]
-        self._post(seat, {"type": "game_over", "index": self.game_index, "returns": list(returns),
-                          "you": returns[player], "outcome": outcome, "text": final_text, "forfeit": forfeit,
-                          "total": seat.total})
+        self._post(
+            seat,
+            {
+                "type": "game_over",
+                "index": self.game_index,
+                "returns": list(returns),
+                "you": returns[player],
+                "outcome": outcome,
+                "text": final_text,
+                "forfeit": forfeit,
+                "total": seat.total,
+            },
+        )
 
     def finish(self, summary: dict[str, Any]) -> None:
         for s in self.seats.values():
@@ -243,13 +274,17 @@ class Hub:
                 if move.text is None:
                     raise self.reject(422, "this decision takes text, not an action number", where)
                 if len(move.text) > turn.max_text_length:
-                    raise self.reject(422, f"text of {len(move.text)} characters exceeds the limit "
-                                           f"{turn.max_text_length}", where)
+                    raise self.reject(
+                        422, f"text of {len(move.text)} characters exceeds the limit {turn.max_text_length}", where
+                    )
                 turn.answer = move.text
             else:
                 if move.action is None or move.action not in turn.legal:
-                    raise self.reject(422, f"illegal action {move.action if move.text is None else 'text'}; "
-                                           f"legal: {turn.legal}", where)
+                    raise self.reject(
+                        422,
+                        f"illegal action {move.action if move.text is None else 'text'}; legal: {turn.legal}",
+                        where,
+                    )
                 turn.answer = move.action
             turn.answered.set()
         return {"ok": True, "turn": turn.id}

@@ -20,6 +20,7 @@ refused before (or instead of) anything expensive: invalid UTF-8, nesting deeper
 :data:`MAX_INT_DIGITS` digits (Python's own limit would raise mid-parse), ``NaN``/``Infinity``
 and duplicate keys (which one would count is parser-dependent) are each a 400.
 """
+
 from __future__ import annotations
 
 import json
@@ -110,8 +111,7 @@ def decode_json(raw: bytes) -> Any:
     if _nesting(text, MAX_DEPTH) > MAX_DEPTH:
         raise Rejection(400, f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_bounded_int,
-                          parse_constant=_no_constant)
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_bounded_int, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise Rejection(400, f"invalid JSON: {exc}") from None
     except (RecursionError, ValueError) as exc:  # defence in depth; the checks above come first
@@ -151,9 +151,16 @@ def sse(seq: int, event: dict[str, Any]) -> bytes:
 
 def turn_event(turn: int, obs: Observation, time_limit: float | None) -> dict[str, Any]:
     """What a seat is told when it must decide (only its own observation)."""
-    return {"type": "turn", "turn": turn, "player": obs.player, "decision": obs.decision, "text": obs.text,
-            "actions": [{"action": a, "label": lbl} for a, lbl in zip(obs.legal_actions, obs.action_labels)],
-            "max_text_length": obs.max_text_length, "time_limit": time_limit}
+    return {
+        "type": "turn",
+        "turn": turn,
+        "player": obs.player,
+        "decision": obs.decision,
+        "text": obs.text,
+        "actions": [{"action": a, "label": lbl} for a, lbl in zip(obs.legal_actions, obs.action_labels)],
+        "max_text_length": obs.max_text_length,
+        "time_limit": time_limit,
+    }
 
 
 class TurnView(State):

@@ -6,6 +6,7 @@
 - :class:`HostedGame`: wraps the game so the hub knows the live state of the current game
   (read only from the runner's thread, between moves).
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
@@ -47,8 +48,9 @@ class Notifying(Agent):
     def game_started(self, game_index: int, player: int) -> None:
         self.inner.game_started(game_index, player)
 
-    def game_finished(self, game_index: int, player: int, returns: Sequence[float],
-                      final: Observation | None = None) -> None:
+    def game_finished(
+        self, game_index: int, player: int, returns: Sequence[float], final: Observation | None = None
+    ) -> None:
         self.inner.game_finished(game_index, player, returns, final)
 
     def close(self) -> None:

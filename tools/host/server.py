@@ -14,6 +14,7 @@ requests (moves, event streams, whoami) are rate-limited per client address by a
 (:class:`RateLimiter`): over the limit is a 429 with ``Retry-After``, logged like every
 refusal. An unexpected error in a handler is one logged line and a 500, never a traceback.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,10 +43,12 @@ whose write fails) is noticed within about this long, and its seat is free to re
 DRAIN_LIMIT = 4 * 1024 * 1024
 """An oversized body up to this size is read and discarded so the client sees the 413."""
 
-STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
-          "/index.html": ("index.html", "text/html; charset=utf-8"),
-          "/app.js": ("app.js", "text/javascript; charset=utf-8"),
-          "/style.css": ("style.css", "text/css; charset=utf-8")}
+STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/index.html": ("index.html", "text/html; charset=utf-8"),
+    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/style.css": ("style.css", "text/css; charset=utf-8"),
+}
 
 BACKLOG = 1024
 """Listen backlog (the kernel caps it at ``net.core.somaxconn``)."""
@@ -103,8 +106,9 @@ class _Handler(BaseHTTPRequestHandler):
     # -- plumbing -----------------------------------------------------------------------------
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - BaseHTTPRequestHandler's name
         """Debug-level access log without the query string (which may carry a token)."""
-        log.debug("%s %s %s", self.client_address[0], getattr(self, "command", "-"),
-                  urlsplit(getattr(self, "path", "")).path)
+        log.debug(
+            "%s %s %s", self.client_address[0], getattr(self, "command", "-"), urlsplit(getattr(self, "path", "")).path
+        )
 
     def _where(self) -> str:
         return f"from {self.client_address[0]} {self.command} {urlsplit(self.path).path}"
@@ -140,8 +144,11 @@ class _Handler(BaseHTTPRequestHandler):
         wait = self.limiter.allow(self.client_address[0])
         if wait > 0:
             self.close_connection = True
-            exc = self.hub.reject(429, f"too many requests from this address (limit {self.limiter.rate:g}/s, "
-                                       f"bursts of {self.limiter.burst})", self._where())
+            exc = self.hub.reject(
+                429,
+                f"too many requests from this address (limit {self.limiter.rate:g}/s, bursts of {self.limiter.burst})",
+                self._where(),
+            )
             exc.retry_after = max(1, math.ceil(wait))  # type: ignore[attr-defined]
             raise exc
 
@@ -182,8 +189,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, _static(name), ctype)
             elif path == "/api/whoami":
                 seat = self.hub.seat_of(self._token(), self._where())
-                self._json(200, {"seat": seat.seat, "name": seat.name, "game": self.hub.game_name,
-                                 "connected": seat.stream is not None})
+                self._json(
+                    200,
+                    {
+                        "seat": seat.seat,
+                        "name": seat.name,
+                        "game": self.hub.game_name,
+                        "connected": seat.stream is not None,
+                    },
+                )
             elif path == "/api/events":
                 self._events()
             else:
@@ -268,7 +282,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             hub.disconnect(seat, sid)
 
-
     def _client_gone(self) -> bool:
         """True when the client closed its end (an event-stream client never sends more)."""
         try:
@@ -293,10 +306,21 @@ class HostServer:
     ``rate_limit``/``rate_burst`` per client address on the API, ``idle_timeout`` seconds for a
     connection that sends nothing."""
 
-    def __init__(self, hub: Hub, bind: str = "127.0.0.1", port: int = 0, rate_limit: float = 20.0,
-                 rate_burst: int = 40, idle_timeout: float = 30.0, backlog: int = BACKLOG) -> None:
-        handler = type("Handler", (_Handler,), {"hub": hub, "limiter": RateLimiter(rate_limit, rate_burst),
-                                                "timeout": idle_timeout})
+    def __init__(
+        self,
+        hub: Hub,
+        bind: str = "127.0.0.1",
+        port: int = 0,
+        rate_limit: float = 20.0,
+        rate_burst: int = 40,
+        idle_timeout: float = 30.0,
+        backlog: int = BACKLOG,
+    ) -> None:
+        handler = type(
+            "Handler",
+            (_Handler,),
+            {"hub": hub, "limiter": RateLimiter(rate_limit, rate_burst), "timeout": idle_timeout},
+        )
         server = _Server if backlog == BACKLOG else type("Server", (_Server,), {"request_queue_size": backlog})
         try:
             self.httpd = server((bind, port), handler)

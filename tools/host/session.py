@@ -7,6 +7,7 @@ store ``out`` (with its transcript) under a stable id, and the leaderboard files
 the end, exactly as for tournaments, so ``arena leaderboard OUT`` rates hosted games like any
 other. Re-running with the same seed into the same directory plays only the missing games.
 """
+
 from __future__ import annotations
 
 import random
@@ -80,8 +81,9 @@ def check(cfg: HostConfig, num_players: int) -> None:
     if cfg.move_time is not None and cfg.move_time <= 0:
         raise ConfigError("key 'move_time': must be positive (or null for no limit)")
     if cfg.default_action not in DEFAULT_ACTIONS:
-        raise ConfigError(f"key 'default_action': must be one of {', '.join(DEFAULT_ACTIONS)}, "
-                          f"got '{cfg.default_action}'")
+        raise ConfigError(
+            f"key 'default_action': must be one of {', '.join(DEFAULT_ACTIONS)}, got '{cfg.default_action}'"
+        )
     if not 0 <= cfg.port <= 65535:
         raise ConfigError(f"key 'port': {cfg.port} is not a TCP port")
     if cfg.rate_limit < 0 or cfg.rate_burst < 1:
@@ -101,8 +103,12 @@ class HostResult:
     totals: dict[str, float]
 
 
-def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None = None,
-             on_ready: Callable[[HostServer, Hub], None] | None = None) -> HostResult:
+def run_host(
+    cfg: HostConfig,
+    config_text: str | None = None,
+    out: TextIO | None = None,
+    on_ready: Callable[[HostServer, Hub], None] | None = None,
+) -> HostResult:
     """Host the series ``cfg``; print join links to ``out``; block until it is over."""
     from arena.loading import dedupe_names
     from arena.loading import load_agent, load_game
@@ -129,9 +135,17 @@ def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None
     seed = cfg.seed if cfg.seed is not None else random.randrange(2**31)
     store, planned = _open_store(cfg, spec, names, seed, config_text)
     todo = [k for k, mid in enumerate(planned) if store is None or not store.has_match(mid)]
-    hub = Hub(spec.full_name, names, {p: names[p] for p in humans}, games=cfg.games, move_time=cfg.move_time,
-              default_action=cfg.default_action, default_text=cfg.default_text,
-              tokens={int(k): str(v) for k, v in cfg.tokens.items()}, text_decisions=spec.text_decisions)
+    hub = Hub(
+        spec.full_name,
+        names,
+        {p: names[p] for p in humans},
+        games=cfg.games,
+        move_time=cfg.move_time,
+        default_action=cfg.default_action,
+        default_text=cfg.default_text,
+        tokens={int(k): str(v) for k, v in cfg.tokens.items()},
+        text_decisions=spec.text_decisions,
+    )
     agents = []
     for p, a in enumerate(placeholders):
         if isinstance(a, RemoteHuman):
@@ -142,7 +156,7 @@ def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None
     server = HostServer(hub, cfg.bind, cfg.port, cfg.rate_limit, cfg.rate_burst, cfg.idle_timeout).start()
     try:
         url = server.url(cfg.public_host)
-        say = (lambda s: (out.write(s + "\n"), out.flush()))
+        say = lambda s: (out.write(s + "\n"), out.flush())
         say(f"arena host: {spec.full_name}, {cfg.games} game(s), seed {seed}, serving {url}")
         for p, name in enumerate(names):
             if p in humans:
@@ -160,8 +174,15 @@ def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None
         from arena.registry import get_registry
 
         hook = get_registry().hook
-        run = {"kind": "host", "run_id": f"host-{id(hub)}", "run_dir": str(store.path) if store else None,
-               "total": len(todo), "unit": "games", "tensorboard": False, "progress": False}
+        run = {
+            "kind": "host",
+            "run_id": f"host-{id(hub)}",
+            "run_dir": str(store.path) if store else None,
+            "total": len(todo),
+            "unit": "games",
+            "tensorboard": False,
+            "progress": False,
+        }
         hook.arena_run_started(run=run)
 
         def on_result(res: Any) -> None:
@@ -175,8 +196,15 @@ def run_host(cfg: HostConfig, config_text: str | None = None, out: TextIO | None
             say(f"game {res.index}: returns {res.returns}" + (f" ({reason})" if reason else ""))
 
         if todo:
-            play_games(HostedGame(game, hub, todo), agents, seed=seed, indices=todo, batch_size=1, record=True,
-                       on_result=on_result)
+            play_games(
+                HostedGame(game, hub, todo),
+                agents,
+                seed=seed,
+                indices=todo,
+                batch_size=1,
+                record=True,
+                on_result=on_result,
+            )
         totals = {n: 0.0 for n in names}
         for r in results:
             for n, x in zip(r.seats, r.returns):
@@ -205,7 +233,9 @@ def _outcome(returns: list[float], p: int) -> str:
     return "won" if worst < best else "drew"
 
 
-def _open_store(cfg: HostConfig, spec: Any, names: list[str], seed: int, config_text: str | None) -> tuple[Any, list[str]]:
+def _open_store(
+    cfg: HostConfig, spec: Any, names: list[str], seed: int, config_text: str | None
+) -> tuple[Any, list[str]]:
     """The run store (or None) and the stable ids of the series' planned games."""
     from arena.store import RunStore, fingerprint, match_id
 
@@ -226,8 +256,9 @@ def _record(store: Any, res: Any, planned: list[str], game_name: str, names: lis
 
     if store is None:
         return
-    rec = MatchRecord.from_result(res, id=planned[res.index], pairing="|".join(names), game=game_name,
-                                  plan_seq=store.count())  # arrival order: sessions append to the pool
+    rec = MatchRecord.from_result(
+        res, id=planned[res.index], pairing="|".join(names), game=game_name, plan_seq=store.count()
+    )  # arrival order: sessions append to the pool
     store.record_match(rec, res.transcript if transcripts else None)
 
 

@@ -5,6 +5,7 @@ Tree solvers (cfr, cfr+, lcfr, dcfr, pcfr+, pdcfr+, vad-cfr) run vectorized on t
 tree (:mod:`arena.tree`), on numpy or torch; os-mccfr and es-mccfr sample game states for trees
 too large to enumerate.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,7 @@ class CFRAgent(FixedPolicyAgent):
 
     name = "cfr"
 
-    def __init__(self, policy, strict: bool = False, info: dict[str, Any] | None = None,
-                 solve: Any = None) -> None:
+    def __init__(self, policy, strict: bool = False, info: dict[str, Any] | None = None, solve: Any = None) -> None:
         super().__init__(policy, strict)
         self.info = info or {}
         self.solve = solve
@@ -51,11 +51,21 @@ class CFRAgent(FixedPolicyAgent):
     def save(self, directory: str | Path) -> None:
         directory = Path(directory)
         self.table.save(directory / "policy.json")
-        (directory / "config.json").write_text(json.dumps({"agent": "cfr", "path": "policy.json", **self.info}, indent=2))
+        (directory / "config.json").write_text(
+            json.dumps({"agent": "cfr", "path": "policy.json", **self.info}, indent=2)
+        )
 
 
-def make_cfr(game: Game, path: str | None = None, algo: str = "cfr+", iterations: int = 1000,
-             device: str = "numpy", updates: str = "alternating", seed: int = 0, strict: bool = False) -> CFRAgent:
+def make_cfr(
+    game: Game,
+    path: str | None = None,
+    algo: str = "cfr+",
+    iterations: int = 1000,
+    device: str = "numpy",
+    updates: str = "alternating",
+    seed: int = 0,
+    strict: bool = False,
+) -> CFRAgent:
     """``cfr:path=policy.json`` plays a saved policy; ``cfr:algo=cfr+,iterations=1000`` solves on load."""
     if path is not None:
         p = Path(path)
@@ -65,15 +75,33 @@ def make_cfr(game: Game, path: str | None = None, algo: str = "cfr+", iterations
     if not isinstance(iterations, int) or iterations < 1:
         raise ArenaError(f"agent 'cfr': iterations must be a positive integer, not {iterations!r}")
     solve = run_solve(make_solve(game, algo, device=device, updates=updates, seed=seed), iterations)
-    return CFRAgent(solve.policy(), strict, {"algo": algo, "iterations": iterations,
-                                             "exploitability": solve.curve[-1]["exploitability"]}, solve)
+    return CFRAgent(
+        solve.policy(),
+        strict,
+        {"algo": algo, "iterations": iterations, "exploitability": solve.curve[-1]["exploitability"]},
+        solve,
+    )
 
 
 @hookimpl
 def arena_agents() -> list[AgentEntry]:
-    return [AgentEntry("cfr", make_cfr, "CFR-family policy: plays a saved policy file or solves on load",
-                       {"path": None, "algo": "cfr+", "iterations": 1000, "device": "numpy",
-                        "updates": "alternating", "seed": 0, "strict": False}, checkpoint_param="path")]
+    return [
+        AgentEntry(
+            "cfr",
+            make_cfr,
+            "CFR-family policy: plays a saved policy file or solves on load",
+            {
+                "path": None,
+                "algo": "cfr+",
+                "iterations": 1000,
+                "device": "numpy",
+                "updates": "alternating",
+                "seed": 0,
+                "strict": False,
+            },
+            checkpoint_param="path",
+        )
+    ]
 
 
 @hookimpl

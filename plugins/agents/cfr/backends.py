@@ -1,5 +1,6 @@
 """Array backends for the tree solvers: numpy (always there) and torch (``device: cpu|cuda``),
 selected by name. torch is optional: asking for it without it installed is a clear error."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -4,6 +4,7 @@ policy (JSON), the exploitability curve (CSV + PNG), TensorBoard scalars and ``r
 
 The same run from a YAML config (keys of :class:`SolveConfig`) — what ``arena sweep`` runs over
 seeds: ``arena solve configs/solve/kuhn_es_mccfr.yaml seed=3 out=runs/x``."""
+
 from __future__ import annotations
 
 import argparse
@@ -45,14 +46,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--iterations", type=int, default=1000, help="iterations (default 1000)")
     p.add_argument("--out", help="directory for policy.json, curve.csv, curve.png and TensorBoard events")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--log-every", type=int, default=0, help="log exploitability every K iterations "
-                   "(default: about 50 points)")
+    p.add_argument(
+        "--log-every", type=int, default=0, help="log exploitability every K iterations (default: about 50 points)"
+    )
     p.add_argument("--device", default="numpy", help="numpy (default), torch (torch on CPU) or cuda[:N]")
     p.add_argument("--updates", default="alternating", choices=["alternating", "simultaneous"])
     p.add_argument("--seed", type=int, default=0, help="seed of the sampling solvers")
     p.add_argument("--max-nodes", type=int, help="refuse to enumerate trees with more histories than this")
-    p.add_argument("--set", dest="params", action="append", default=[], metavar="KEY=VALUE",
-                   help="algorithm parameter, e.g. --set alpha=1.5 (repeatable)")
+    p.add_argument(
+        "--set",
+        dest="params",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="algorithm parameter, e.g. --set alpha=1.5 (repeatable)",
+    )
 
 
 def _params(items: list[str]) -> dict[str, Any]:
@@ -90,8 +98,15 @@ def run(args: argparse.Namespace) -> int:
     _from_config(args)
     game = load_game(args.game)
     log_every = args.log_every if args.log_every > 0 else max(1, args.iterations // 50)
-    solve = make_solve(game, args.algo, device=args.device, updates=args.updates, seed=args.seed,
-                       max_nodes=args.max_nodes, **_params(args.params))
+    solve = make_solve(
+        game,
+        args.algo,
+        device=args.device,
+        updates=args.updates,
+        seed=args.seed,
+        max_nodes=args.max_nodes,
+        **_params(args.params),
+    )
     out = Path(args.out) if args.out else None
     writer = None
     if out:
@@ -113,24 +128,30 @@ def run(args: argparse.Namespace) -> int:
     if writer:
         writer.close()
     last = solve.curve[-1]
-    result = {"game": game.spec.full_name, "algo": args.algo, "iterations": solve.iteration,
-              "nash_conv": last["nash_conv"], "exploitability": last["exploitability"],
-              "seconds": round(solve.seconds, 4)}
+    result = {
+        "game": game.spec.full_name,
+        "algo": args.algo,
+        "iterations": solve.iteration,
+        "nash_conv": last["nash_conv"],
+        "exploitability": last["exploitability"],
+        "seconds": round(solve.seconds, 4),
+    }
     if out:
         from arena.atomic import write_json_atomic
 
         solve.policy().save(out / "policy.json")
         write_curve(solve, out)
-        write_json_atomic(out / "results.json", {"game": result["game"], "seed": args.seed, "final": result},
-                          indent=2)
+        write_json_atomic(out / "results.json", {"game": result["game"], "seed": args.seed, "final": result}, indent=2)
     if args.json:
         from arena.cli_api import emit_json
 
         emit_json(result)
     else:
         expl = "n/a (no tree view)" if last["exploitability"] is None else f"{last['exploitability']:.6g}"
-        print(f"{result['game']} {args.algo}: {solve.iteration} iterations in {result['seconds']:.2f}s, "
-              f"exploitability {expl}" + (f"; wrote {out}/policy.json, curve.csv, curve.png, tb/" if out else ""))
+        print(
+            f"{result['game']} {args.algo}: {solve.iteration} iterations in {result['seconds']:.2f}s, "
+            f"exploitability {expl}" + (f"; wrote {out}/policy.json, curve.csv, curve.png, tb/" if out else "")
+        )
     return 0
 
 
@@ -139,19 +160,27 @@ def _with_progress(solve: Solve, args: argparse.Namespace, log_every: int, on_lo
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(file=sys.stderr)
-    with Progress(TextColumn(f"{args.algo} on {solve.game.spec.full_name}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TextColumn("{task.fields[expl]}"), console=console,
-                  disable=not console.is_terminal) as progress:
+    with Progress(
+        TextColumn(f"{args.algo} on {solve.game.spec.full_name}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[expl]}"),
+        console=console,
+        disable=not console.is_terminal,
+    ) as progress:
         task = progress.add_task("solve", total=args.iterations, expl="")
 
         def log(point: dict) -> None:
             on_log(point)
             e = point["exploitability"]
-            progress.update(task, completed=point["iteration"],
-                            expl="" if e is None else f"exploitability {e:.3g}")
+            progress.update(task, completed=point["iteration"], expl="" if e is None else f"exploitability {e:.3g}")
             if not console.is_terminal:
-                print(f"iteration {point['iteration']}: exploitability "
-                      f"{'n/a' if e is None else format(e, '.6g')} ({point['seconds']:.2f}s)", file=sys.stderr)
+                print(
+                    f"iteration {point['iteration']}: exploitability "
+                    f"{'n/a' if e is None else format(e, '.6g')} ({point['seconds']:.2f}s)",
+                    file=sys.stderr,
+                )
 
         run_solve(solve, args.iterations, log_every, log)
 
@@ -188,5 +217,10 @@ def plot_curves(curves: dict[str, list[dict]], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-COMMAND = Command("solve", "solve a game with CFR-family or Monte-Carlo CFR; writes policy, curve, TensorBoard",
-                  add_arguments, run, config=SolveConfig)
+COMMAND = Command(
+    "solve",
+    "solve a game with CFR-family or Monte-Carlo CFR; writes policy, curve, TensorBoard",
+    add_arguments,
+    run,
+    config=SolveConfig,
+)

@@ -2,6 +2,7 @@
 and external sampling, on game states directly (no compiled tree), with tables keyed by
 info-state key. Updates alternate over players; each ``iterate()`` is one traversal per player.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -49,8 +50,9 @@ class MCCFR:
         return node
 
     def sample(self, probs: np.ndarray) -> int:
-        return int(min(np.searchsorted(np.cumsum(probs), self.rng.random() * probs.sum(), side="right"),
-                       len(probs) - 1))
+        return int(
+            min(np.searchsorted(np.cumsum(probs), self.rng.random() * probs.sum(), side="right"), len(probs) - 1)
+        )
 
     @staticmethod
     def child(state: State, action: int) -> State:
@@ -127,8 +129,9 @@ class OutcomeSampling(MCCFR):
         self.epsilon = epsilon
         self.simple = averaging == "simple"
 
-    def traverse(self, state: State, player: int, own: float = 1.0, opp: float = 1.0,
-                 sample: float = 1.0) -> tuple[float, float]:
+    def traverse(
+        self, state: State, player: int, own: float = 1.0, opp: float = 1.0, sample: float = 1.0
+    ) -> tuple[float, float]:
         """Returns (u_player(z) / q(z), π^σ(h→z)) for the sampled terminal z (π with chance)."""
         cur = state.current_player()
         if cur == TERMINAL:

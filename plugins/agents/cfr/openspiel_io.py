@@ -1,5 +1,6 @@
 """Policies across the OpenSpiel border: arena info-state keys of OpenSpiel-backed games are
 OpenSpiel's ``information_state_string``, so a TabularPolicy maps row by row."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -30,8 +31,9 @@ def to_openspiel_policy(pyspiel_game: Any, policy: TabularPolicy, strict: bool =
         if vec.sum() > 0:
             out.action_probability_array[row] = vec / vec.sum()
     if strict and missing:
-        raise ArenaError(f"policy for '{policy.game}' lacks {len(missing)} of OpenSpiel's info states "
-                         f"(e.g. {missing[0]!r})")
+        raise ArenaError(
+            f"policy for '{policy.game}' lacks {len(missing)} of OpenSpiel's info states (e.g. {missing[0]!r})"
+        )
     return out
 
 

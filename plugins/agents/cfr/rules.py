@@ -9,6 +9,7 @@ Average weights ``w_t ∝ t^γ`` are applied in discounted form, ``S ← S·((t-
 which gives the same normalized average as OpenSpiel's ``S += t^γ·π_i·σ`` without overflowing
 float32 on GPUs. Equations and defaults: ../shared/papers/cfr_psro.md §2-3.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -72,7 +73,7 @@ class DCFR(Rule):
 
     def regrets(self, R, r, t):
         R = R + r
-        pos, neg = t ** self.alpha, t ** self.beta
+        pos, neg = t**self.alpha, t**self.beta
         return R * ((R >= 0) * (pos / (pos + 1) - neg / (neg + 1)) + neg / (neg + 1))
 
 
@@ -112,7 +113,7 @@ class PDCFRPlus(Rule):
         return {"alpha": self.alpha, "gamma": self.gamma}
 
     def d(self, s: int) -> float:
-        return s ** self.alpha / (s ** self.alpha + 1)
+        return s**self.alpha / (s**self.alpha + 1)
 
     def regrets(self, R, r, t):
         return (self.d(t - 1) * R + r).clip(min=0.0)
@@ -161,17 +162,17 @@ class VADCFR(Rule):
         sl = slice(lay.s0, lay.s1)
         t0, tau = t - 1, float(t)
         m = sol.segmax(lay, abs(r))
-        E = m if t0 == 0 else self.ewma * m + (1 - self.ewma) * sol.E[lay.i0:lay.i1]
-        sol.E[lay.i0:lay.i1] = E
+        E = m if t0 == 0 else self.ewma * m + (1 - self.ewma) * sol.E[lay.i0 : lay.i1]
+        sol.E[lay.i0 : lay.i1] = E
         v = (E / self.max_regret).clip(max=1.0)
         alpha = (self.base_alpha - self.sensitivity * v).clip(min=0.1)
         beta = sol.minimum(alpha, self.base_beta - self.sensitivity * v)
-        d_pos = (tau ** alpha / (tau ** alpha + 1))[lay.local]
-        d_neg = (tau ** beta / (tau ** beta + 1))[lay.local]
+        d_pos = (tau**alpha / (tau**alpha + 1))[lay.local]
+        d_neg = (tau**beta / (tau**beta + 1))[lay.local]
         if t0 >= self.warmup:
             vi = (m / self.max_regret).clip(max=1.0)
             g = (2.0 + self.gamma_sensitivity * vi).clip(max=self.max_gamma)
-            w = tau ** g / (1 + m ** 1.5) * ((1 + m / self.max_regret) ** 0.5).clip(min=0.1)
+            w = tau**g / (1 + m**1.5) * ((1 + m / self.max_regret) ** 0.5).clip(min=0.1)
             sol.S[sl] = sol.S[sl] + w[lay.local] * own * sol.sigma[sl]
         rb = sol.where(r > 0, self.boost * r, r)
         R = sol.R[sl]
@@ -183,6 +184,11 @@ class VADCFR(Rule):
 
 
 ALGORITHMS = {
-    "cfr": Rule, "cfr+": CFRPlus, "lcfr": LCFR, "dcfr": DCFR, "pcfr+": PCFRPlus,
-    "pdcfr+": PDCFRPlus, "vad-cfr": VADCFR,
+    "cfr": Rule,
+    "cfr+": CFRPlus,
+    "lcfr": LCFR,
+    "dcfr": DCFR,
+    "pcfr+": PCFRPlus,
+    "pdcfr+": PDCFRPlus,
+    "vad-cfr": VADCFR,
 }

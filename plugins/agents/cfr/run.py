@@ -1,5 +1,6 @@
 """One driver for every solver behind ``arena solve`` and the ``cfr`` agent: build the solver
 for an algorithm name, run it, and record the exploitability curve."""
+
 from __future__ import annotations
 
 import time
@@ -58,14 +59,25 @@ class Solve:
     def log_point(self) -> dict[str, float]:
         nc = self.nash_conv()
         n = self.game.spec.num_players
-        point = {"iteration": self.iteration, "seconds": round(self.seconds, 6),
-                 "nash_conv": nc, "exploitability": None if nc is None else nc / n}
+        point = {
+            "iteration": self.iteration,
+            "seconds": round(self.seconds, 6),
+            "nash_conv": nc,
+            "exploitability": None if nc is None else nc / n,
+        }
         self.curve.append(point)
         return point
 
 
-def make_solve(game: Game, algo: str, device: str | None = None, updates: str = "alternating", seed: int = 0,
-               max_nodes: int | None = None, **params: Any) -> Solve:
+def make_solve(
+    game: Game,
+    algo: str,
+    device: str | None = None,
+    updates: str = "alternating",
+    seed: int = 0,
+    max_nodes: int | None = None,
+    **params: Any,
+) -> Solve:
     if algo in SAMPLERS:
         if device not in (None, "numpy", "cpu"):
             raise ArenaError(f"'{algo}' runs on game states in Python; device {device!r} applies to the tree solvers")
@@ -77,13 +89,18 @@ def make_solve(game: Game, algo: str, device: str | None = None, updates: str = 
     if updates not in ("alternating", "simultaneous"):
         raise ArenaError(f"updates must be 'alternating' or 'simultaneous', not {updates!r}")
     rule = make_rule(algo, **params)
-    return Solve(game, algo, TreeSolver(game, rule, updates == "alternating", device, max_nodes=max_nodes),
-                 max_nodes=max_nodes)
+    return Solve(
+        game, algo, TreeSolver(game, rule, updates == "alternating", device, max_nodes=max_nodes), max_nodes=max_nodes
+    )
 
 
-def run_solve(solve: Solve, iterations: int, log_every: int = 0,
-              on_log: Callable[[dict[str, float]], None] | None = None,
-              on_step: Callable[[int], None] | None = None) -> Solve:
+def run_solve(
+    solve: Solve,
+    iterations: int,
+    log_every: int = 0,
+    on_log: Callable[[dict[str, float]], None] | None = None,
+    on_step: Callable[[int], None] | None = None,
+) -> Solve:
     """Run to ``iterations``, logging exploitability at 1, every ``log_every`` and at the end."""
     if iterations < 1:
         raise ArenaError(f"iterations must be at least 1, not {iterations}")

@@ -5,6 +5,7 @@ Alternating updates (OpenSpiel's default) traverse once per player, each with th
 previous players just updated; simultaneous updates compute every player's regrets from the
 same policy in one traversal.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,9 +40,9 @@ class Layout:
     s1: int
     i0: int
     i1: int
-    local: Any      # slot -> infoset index relative to i0
-    starts: Any     # infoset -> first slot relative to s0
-    nact: Any       # slot -> number of actions of its infoset
+    local: Any  # slot -> infoset index relative to i0
+    starts: Any  # infoset -> first slot relative to s0
+    nact: Any  # slot -> number of actions of its infoset
     n: int
 
 
@@ -49,8 +50,15 @@ class TreeSolver:
     """A CFR-family solver on ``tree``; ``iterate()`` runs iterations, ``average()`` gives the
     average policy as a slot vector (numpy)."""
 
-    def __init__(self, game: Game, rule: Rule, alternating: bool = True, device: str | None = None,
-                 tree: Tree | None = None, max_nodes: int | None = None) -> None:
+    def __init__(
+        self,
+        game: Game,
+        rule: Rule,
+        alternating: bool = True,
+        device: str | None = None,
+        tree: Tree | None = None,
+        max_nodes: int | None = None,
+    ) -> None:
         self.game = game
         self.tree = tree or get_tree(game, max_nodes)
         self.rule = rule
@@ -64,8 +72,9 @@ class TreeSolver:
             (s0, s1), (i0, i1) = t.player_slots[p], t.player_infos[p]
             local = t.slot_info[s0:s1] - i0
             nact = t.info_size[t.slot_info[s0:s1]].astype(np.float64)
-            self.layout.append(Layout(s0, s1, i0, i1, b.convert(local), b.convert(t.info_start[i0:i1] - s0),
-                                      b.convert(nact), i1 - i0))
+            self.layout.append(
+                Layout(s0, s1, i0, i1, b.convert(local), b.convert(t.info_start[i0:i1] - s0), b.convert(nact), i1 - i0)
+            )
         S = t.num_slots
         self.R = b.zeros(S)
         self.S = b.zeros(S)
@@ -91,7 +100,7 @@ class TreeSolver:
         """σ(I,a) ∝ [x(I,a)]^+ ** power, uniform where no entry is positive."""
         pos = self.ops.clip0(x)
         if power != 1.0:
-            pos = pos ** power
+            pos = pos**power
         tot = self.ops.segsum(pos, lay.starts, lay.local, lay.n)[lay.local]
         return self.ops.where(tot > 0, pos / self.ops.where(tot > 0, tot, 1.0), 1.0 / lay.nact)
 
@@ -118,7 +127,7 @@ class TreeSolver:
             own = self.probs[a["own_paths"][p]].prod(1)[lay.local]
             V = backward(self.tree, f, ops.copy(a["utility"][p]), ops, a)
             Q = ops.scatter_sum(slot, opp[par] * V[child], lay.s1 - lay.s0)
-            vI = ops.segsum(self.sigma[lay.s0:lay.s1] * Q, lay.starts, lay.local, lay.n)
+            vI = ops.segsum(self.sigma[lay.s0 : lay.s1] * Q, lay.starts, lay.local, lay.n)
             steps.append((p, Q - vI[lay.local], own))
         for p, r, own in steps:
             self.rule.step(self, p, r, own, self.t)

@@ -8,6 +8,7 @@ Spec string examples::
 
 See docs/llm.md for every parameter, the retry/fallback rule and the accounting.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,13 +25,33 @@ from arena.plugins.agents.llm.prompts import PromptBuilder, load_templates
 BACKENDS = ("transformers", "vllm", "openai")
 
 PARAMS: dict[str, Any] = {
-    "model": None, "backend": "transformers", "mode": "scored", "temperature": 1.0, "retries": 2,
-    "fallback": "random", "retry_temperature": 1.0, "max_new_tokens": 16, "max_text_tokens": 64,
-    "cache": False, "score": "sum", "chat": "auto", "instruction": None, "templates": None,
-    "device": "cpu", "dtype": "float32", "merge": True,
-    "gpu_memory_utilization": 0.85, "max_model_len": None, "enforce_eager": False,
-    "base_url": None, "api_key_env": "OPENAI_API_KEY", "timeout": 60.0, "http_retries": 3, "backoff": 0.5,
-    "concurrency": 16, "max_retry_after": 60.0,
+    "model": None,
+    "backend": "transformers",
+    "mode": "scored",
+    "temperature": 1.0,
+    "retries": 2,
+    "fallback": "random",
+    "retry_temperature": 1.0,
+    "max_new_tokens": 16,
+    "max_text_tokens": 64,
+    "cache": False,
+    "score": "sum",
+    "chat": "auto",
+    "instruction": None,
+    "templates": None,
+    "device": "cpu",
+    "dtype": "float32",
+    "merge": True,
+    "gpu_memory_utilization": 0.85,
+    "max_model_len": None,
+    "enforce_eager": False,
+    "base_url": None,
+    "api_key_env": "OPENAI_API_KEY",
+    "timeout": 60.0,
+    "http_retries": 3,
+    "backoff": 0.5,
+    "concurrency": 16,
+    "max_retry_after": 60.0,
 }
 
 _SHARED: dict[tuple, Backend] = {}
@@ -47,16 +68,27 @@ def make_backend(backend: str = "transformers", model: str | None = None, **kw: 
             raise ArenaError("llm agent: backend 'openai' needs base_url=http://HOST:PORT")
         from arena.plugins.agents.llm.openai_http import OpenAIBackend
 
-        return OpenAIBackend(kw["base_url"], model or "default", api_key_env=kw.get("api_key_env", "OPENAI_API_KEY"),
-                             timeout=kw.get("timeout", 60.0), retries=kw.get("http_retries", 3),
-                             backoff=kw.get("backoff", 0.5), chat=bool(kw.get("chat") is True),
-                             concurrency=kw.get("concurrency", 16), max_retry_after=kw.get("max_retry_after", 60.0))
+        return OpenAIBackend(
+            kw["base_url"],
+            model or "default",
+            api_key_env=kw.get("api_key_env", "OPENAI_API_KEY"),
+            timeout=kw.get("timeout", 60.0),
+            retries=kw.get("http_retries", 3),
+            backoff=kw.get("backoff", 0.5),
+            chat=bool(kw.get("chat") is True),
+            concurrency=kw.get("concurrency", 16),
+            max_retry_after=kw.get("max_retry_after", 60.0),
+        )
     if not model:
-        raise ArenaError(f"llm agent: backend '{backend}' needs model=PATH (a local model directory; "
-                         "`arena tiny-model DIR` builds a tiny one)")
+        raise ArenaError(
+            f"llm agent: backend '{backend}' needs model=PATH (a local model directory; "
+            "`arena tiny-model DIR` builds a tiny one)"
+        )
     if not Path(str(model)).is_dir():  # a local directory only: nothing is downloaded at run time
-        raise ArenaError(f"llm agent: model directory not found: {model} (backends load local model "
-                         "directories only; `arena tiny-model DIR` builds a tiny one)")
+        raise ArenaError(
+            f"llm agent: model directory not found: {model} (backends load local model "
+            "directories only; `arena tiny-model DIR` builds a tiny one)"
+        )
     key = (backend, str(model), tuple(sorted((k, str(v)) for k, v in kw.items())))
     if key in _SHARED:
         _REFS[key] += 1
@@ -64,15 +96,23 @@ def make_backend(backend: str = "transformers", model: str | None = None, **kw: 
     if backend == "transformers":
         from arena.plugins.agents.llm.hf import TransformersBackend
 
-        b: Backend = TransformersBackend(str(model), device=kw.get("device", "cpu"), dtype=kw.get("dtype", "float32"),
-                                         merge=bool(kw.get("merge", True)))
+        b: Backend = TransformersBackend(
+            str(model),
+            device=kw.get("device", "cpu"),
+            dtype=kw.get("dtype", "float32"),
+            merge=bool(kw.get("merge", True)),
+        )
     else:
         from arena.plugins.agents.llm.vllm_backend import VLLMBackend
 
         dtype = kw.get("dtype", "float32")
-        b = VLLMBackend(str(model), dtype=dtype, max_model_len=kw.get("max_model_len"),
-                        gpu_memory_utilization=kw.get("gpu_memory_utilization", 0.85),
-                        enforce_eager=bool(kw.get("enforce_eager", False)))
+        b = VLLMBackend(
+            str(model),
+            dtype=dtype,
+            max_model_len=kw.get("max_model_len"),
+            gpu_memory_utilization=kw.get("gpu_memory_utilization", 0.85),
+            enforce_eager=bool(kw.get("enforce_eager", False)),
+        )
     _SHARED[key], _REFS[key] = b, 1
     return b
 
@@ -115,23 +155,47 @@ def reload_in_place(agent: Any, directory: str | Path) -> bool:
     return True
 
 
-def make_llm_agent(game: Game, model: str | None = None, backend: str = "transformers", mode: str = "scored",
-                   temperature: float = 1.0, retries: int = 2, fallback: str = "random",
-                   retry_temperature: float = 1.0, max_new_tokens: int = 16, max_text_tokens: int = 64,
-                   cache: bool = False, score: str = "sum", chat: Any = "auto", instruction: str | None = None,
-                   templates: str | None = None, **backend_kw: Any) -> LLMAgent:
+def make_llm_agent(
+    game: Game,
+    model: str | None = None,
+    backend: str = "transformers",
+    mode: str = "scored",
+    temperature: float = 1.0,
+    retries: int = 2,
+    fallback: str = "random",
+    retry_temperature: float = 1.0,
+    max_new_tokens: int = 16,
+    max_text_tokens: int = 64,
+    cache: bool = False,
+    score: str = "sum",
+    chat: Any = "auto",
+    instruction: str | None = None,
+    templates: str | None = None,
+    **backend_kw: Any,
+) -> LLMAgent:
     unknown = sorted(set(backend_kw) - set(PARAMS))
     if unknown:
-        raise ArenaError(f"agent 'llm' has no parameter {', '.join(map(repr, unknown))}; "
-                         f"parameters: {', '.join(sorted(PARAMS))}")
+        raise ArenaError(
+            f"agent 'llm' has no parameter {', '.join(map(repr, unknown))}; parameters: {', '.join(sorted(PARAMS))}"
+        )
     if chat not in ("auto", True, False):
         raise ArenaError(f"llm agent: chat must be auto, true or false, not {chat!r}")
     check_settings(mode, fallback, score, int(retries), int(max_new_tokens), int(max_text_tokens), float(temperature))
     b = make_backend(backend, model, chat=chat, **backend_kw)
     prompts = PromptBuilder(load_templates(templates), instruction, chat=b.render_chat, use_chat=chat is not False)
-    agent = LLMAgent(b, mode=mode, temperature=float(temperature), prompts=prompts, retries=int(retries),
-                    fallback=fallback, retry_temperature=float(retry_temperature),
-                    max_new_tokens=int(max_new_tokens), max_text_tokens=int(max_text_tokens), cache=bool(cache), score=score)
+    agent = LLMAgent(
+        b,
+        mode=mode,
+        temperature=float(temperature),
+        prompts=prompts,
+        retries=int(retries),
+        fallback=fallback,
+        retry_temperature=float(retry_temperature),
+        max_new_tokens=int(max_new_tokens),
+        max_text_tokens=int(max_text_tokens),
+        cache=bool(cache),
+        score=score,
+    )
     agent.release = release_backend
     agent.reload_weights = lambda directory: reload_in_place(agent, directory)  # type: ignore[attr-defined]
     return agent
@@ -139,9 +203,15 @@ def make_llm_agent(game: Game, model: str | None = None, backend: str = "transfo
 
 @hookimpl
 def arena_agents() -> list[AgentEntry]:
-    return [AgentEntry("llm", make_llm_agent,
-                       "LLM policy: prompt + backend (transformers, vllm, openai) + scored or generated actions",
-                       PARAMS, checkpoint_param="model")]
+    return [
+        AgentEntry(
+            "llm",
+            make_llm_agent,
+            "LLM policy: prompt + backend (transformers, vllm, openai) + scored or generated actions",
+            PARAMS,
+            checkpoint_param="model",
+        )
+    ]
 
 
 __all__ = ["LLMAgent", "Backend", "Generation", "Scored", "PromptBuilder", "make_backend", "make_llm_agent"]

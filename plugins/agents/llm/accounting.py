@@ -4,6 +4,7 @@ Each decision's own numbers also go into its ``act_batch_info`` dict, so recorde
 trajectories (and the run store that keeps them) carry them; ``write_tensorboard`` puts the
 totals under ``llm/<agent>/...`` on any writer with ``add_scalar``.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass

@@ -6,6 +6,7 @@ backend like vLLM sees the whole batch. Per-decision info carries what trainers 
 prompt/completion token ids and log-probs, the policy's log-prob of the chosen action, and
 the accounting numbers.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,9 @@ SCORES = ("sum", "mean")
 per token (removes the bias against long labels, at the cost of not being a likelihood)."""
 
 
-def check_settings(mode: str, fallback: str, score: str, retries: int, max_new_tokens: int,
-                   max_text_tokens: int, temperature: float) -> None:
+def check_settings(
+    mode: str, fallback: str, score: str, retries: int, max_new_tokens: int, max_text_tokens: int, temperature: float
+) -> None:
     """Reject bad settings with one clear line (before any model is loaded)."""
     if mode not in MODES:
         raise ArenaError(f"llm agent: mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -44,14 +46,26 @@ def check_settings(mode: str, fallback: str, score: str, retries: int, max_new_t
 class LLMAgent(Agent):
     name = "llm"
 
-    def __init__(self, backend: Backend, mode: str = "scored", temperature: float = 1.0,
-                 prompts: PromptBuilder | None = None, retries: int = 2, fallback: str = "random",
-                 retry_temperature: float = 1.0, max_new_tokens: int = 16, max_text_tokens: int = 64,
-                 cache: bool = False, score: str = "sum") -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        mode: str = "scored",
+        temperature: float = 1.0,
+        prompts: PromptBuilder | None = None,
+        retries: int = 2,
+        fallback: str = "random",
+        retry_temperature: float = 1.0,
+        max_new_tokens: int = 16,
+        max_text_tokens: int = 64,
+        cache: bool = False,
+        score: str = "sum",
+    ) -> None:
         check_settings(mode, fallback, score, retries, max_new_tokens, max_text_tokens, temperature)
         if (mode == "scored" or fallback == "scored") and not backend.supports_scoring:
-            raise ArenaError(f"llm agent: backend '{backend.name}' cannot score actions in this configuration; "
-                             "use mode=generated with fallback=random or first")
+            raise ArenaError(
+                f"llm agent: backend '{backend.name}' cannot score actions in this configuration; "
+                "use mode=generated with fallback=random or first"
+            )
         self.backend, self.mode, self.temperature = backend, mode, float(temperature)
         self.prompts = prompts or PromptBuilder(chat=backend.render_chat)
         self.retries, self.fallback, self.retry_temperature = retries, fallback, retry_temperature
@@ -69,8 +83,10 @@ class LLMAgent(Agent):
         """The backend's model (a trainer that attaches to the agent saves the trained weights)."""
         save = getattr(self.backend, "save", None)
         if save is None:
-            raise ArenaError(f"llm agent: backend '{self.backend.name}' cannot save its model; "
-                             "snapshot an agent on the transformers backend")
+            raise ArenaError(
+                f"llm agent: backend '{self.backend.name}' cannot save its model; "
+                "snapshot an agent on the transformers backend"
+            )
         save(directory)
 
     # -- the agent contract -------------------------------------------------------------------
@@ -92,9 +108,14 @@ class LLMAgent(Agent):
                 a = sample_from(probs, observations[i].rng)
                 actions[i] = a
                 k = observations[i].legal_actions.index(a)
-                infos[i].update(detail, log_prob=math.log(max(probs[a], 1e-300)), policy=probs,
-                                prompt_ids=detail["prompt_ids"], completion_ids=detail["completion_ids"][k],
-                                completion_logprobs=detail["token_logprobs"][k])
+                infos[i].update(
+                    detail,
+                    log_prob=math.log(max(probs[a], 1e-300)),
+                    policy=probs,
+                    prompt_ids=detail["prompt_ids"],
+                    completion_ids=detail["completion_ids"][k],
+                    completion_logprobs=detail["token_logprobs"][k],
+                )
         else:
             text = sorted(text + choice)
         if text:
@@ -130,23 +151,34 @@ class LLMAgent(Agent):
             self.usage.backend_calls += 1
             self.usage.latency_s += dt
             for i, row in zip(todo, res):
-                scores = [s.logprob if self.score == "sum" else s.logprob / max(1, len(s.token_logprobs))
-                          for s in row]
+                scores = [s.logprob if self.score == "sum" else s.logprob / max(1, len(s.token_logprobs)) for s in row]
                 probs = softmax_policy(obs[i].legal_actions, scores, self.temperature)
                 tokens_in = sum(s.tokens_in for s in row)
                 self.usage.tokens_in += tokens_in
-                detail = {"scores": scores, "prompt_ids": row[0].prompt_ids if row else None,
-                          "completion_ids": [s.completion_ids for s in row],
-                          "token_logprobs": [s.token_logprobs for s in row],
-                          "tokens_in": tokens_in, "tokens_out": 0, "latency_s": dt, "invalid_attempts": 0}
+                detail = {
+                    "scores": scores,
+                    "prompt_ids": row[0].prompt_ids if row else None,
+                    "completion_ids": [s.completion_ids for s in row],
+                    "token_logprobs": [s.token_logprobs for s in row],
+                    "tokens_in": tokens_in,
+                    "tokens_out": 0,
+                    "latency_s": dt,
+                    "invalid_attempts": 0,
+                }
                 out[i] = (probs, detail)
                 if self.cache is not None:
                     self.cache[(prompts[i], tuple(obs[i].action_labels))] = out[i]
         return out
 
     # -- generated ---------------------------------------------------------------------------
-    def _generate(self, observations: Sequence[Observation], prompts: Sequence[str], idx: list[int],
-                  actions: list, infos: list[dict]) -> None:
+    def _generate(
+        self,
+        observations: Sequence[Observation],
+        prompts: Sequence[str],
+        idx: list[int],
+        actions: list,
+        infos: list[dict],
+    ) -> None:
         """Batched generation with the retry rule of :mod:`selection`; one backend call per round."""
         pending = list(idx)
         for i in pending:
@@ -158,8 +190,13 @@ class LLMAgent(Agent):
             seeds = [int(observations[i].rng.integers(2**31)) for i in pending]
             t0 = time.perf_counter()
             talk = any(observations[i].decision == "text" for i in pending)
-            gens = self.backend.generate([prompts[i] for i in pending], temperature=temp, seeds=seeds, stop=["\n"],
-                                         max_tokens=self.max_text_tokens if talk else self.max_new_tokens)
+            gens = self.backend.generate(
+                [prompts[i] for i in pending],
+                temperature=temp,
+                seeds=seeds,
+                stop=["\n"],
+                max_tokens=self.max_text_tokens if talk else self.max_new_tokens,
+            )
             dt = time.perf_counter() - t0
             self.usage.backend_calls += 1
             self.usage.latency_s += dt
@@ -174,8 +211,9 @@ class LLMAgent(Agent):
                 info["tokens_out"] += g.tokens_out
                 info["latency_s"] += dt
                 info["attempts"].append(g.text)
-                info.update(prompt_ids=g.prompt_ids, completion_ids=g.completion_ids,
-                            completion_logprobs=g.token_logprobs)
+                info.update(
+                    prompt_ids=g.prompt_ids, completion_ids=g.completion_ids, completion_logprobs=g.token_logprobs
+                )
                 if g.token_logprobs is not None:
                     info["log_prob"] = float(sum(g.token_logprobs))
                 if o.decision == "text":

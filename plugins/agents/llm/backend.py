@@ -6,6 +6,7 @@ A backend knows two things: the log-probability of given continuations after giv
 backend talks text to a server. Results carry token ids and per-token log-probs where the
 backend can see them, because trainers need them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -47,8 +48,15 @@ class Backend:
         """For each prompt, the log-probability of each of its continuations."""
         raise NotImplementedError
 
-    def generate(self, prompts: Sequence[str], *, max_tokens: int, temperature: float,
-                 seeds: Sequence[int], stop: Sequence[str] = ()) -> list[Generation]:
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seeds: Sequence[int],
+        stop: Sequence[str] = (),
+    ) -> list[Generation]:
         """One completion per prompt, sampled with its own seed (reproducible per decision)."""
         raise NotImplementedError
 
@@ -80,12 +88,20 @@ class LocalBackend(Backend):
         """Per-token log-probs of each continuation (second) after its prompt (first)."""
         raise NotImplementedError
 
-    def generate_ids(self, prompts: Sequence[list[int]], *, max_tokens: int, temperature: float,
-                     seeds: Sequence[int], stop: Sequence[str] = ()) -> list[Generation]:
+    def generate_ids(
+        self,
+        prompts: Sequence[list[int]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seeds: Sequence[int],
+        stop: Sequence[str] = (),
+    ) -> list[Generation]:
         raise NotImplementedError
 
-    def top_logprobs_ids(self, pairs: Sequence[tuple[list[int], list[int]]],
-                         k: int) -> list[list[list[tuple[int, float]]]]:
+    def top_logprobs_ids(
+        self, pairs: Sequence[tuple[list[int], list[int]]], k: int
+    ) -> list[list[list[tuple[int, float]]]]:
         """For each (prompt, continuation), at every continuation position the ``k`` most likely
         tokens and their log-probs, best first (the OpenAI ``top_logprobs`` field)."""
         raise NotImplementedError(f"the {self.name} backend does not report top log-probs")
@@ -105,16 +121,28 @@ class LocalBackend(Backend):
         out, k = [], 0
         for n in shape:
             row = []  # the prompt is counted once: local backends reuse its prefix
-            for j, ((p, c), lps) in enumerate(zip(pairs[k:k + n], flat[k:k + n])):
+            for j, ((p, c), lps) in enumerate(zip(pairs[k : k + n], flat[k : k + n])):
                 row.append(Scored(float(sum(lps)), lps, (0 if j else len(p)) + len(c), p, c))
             out.append(row)
             k += n
         return out
 
-    def generate(self, prompts: Sequence[str], *, max_tokens: int, temperature: float,
-                 seeds: Sequence[int], stop: Sequence[str] = ()) -> list[Generation]:
-        return self.generate_ids([self.prompt_ids(p) for p in prompts], max_tokens=max_tokens,
-                                 temperature=temperature, seeds=seeds, stop=stop)
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seeds: Sequence[int],
+        stop: Sequence[str] = (),
+    ) -> list[Generation]:
+        return self.generate_ids(
+            [self.prompt_ids(p) for p in prompts],
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seeds=seeds,
+            stop=stop,
+        )
 
 
 def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:

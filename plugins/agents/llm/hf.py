@@ -7,6 +7,7 @@ its KV cache (prefix reuse); generation is a small batched sampling loop with a 
 per-row random numbers come from each decision's own seed, so a decision's sample does not
 depend on which other games were in its batch.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -33,8 +34,15 @@ def quiet_transformers() -> Iterator[None]:
 class TransformersBackend(LocalBackend):
     name = "transformers"
 
-    def __init__(self, model: Any, tokenizer: Any = None, device: str = "cpu", dtype: str = "float32",
-                 max_batch_tokens: int = 32768, merge: bool = True) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any = None,
+        device: str = "cpu",
+        dtype: str = "float32",
+        max_batch_tokens: int = 32768,
+        merge: bool = True,
+    ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -45,8 +53,10 @@ class TransformersBackend(LocalBackend):
                     tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)
                     model = AutoModelForCausalLM.from_pretrained(model, dtype=getattr(torch, dtype))
             except (OSError, ValueError, AttributeError) as exc:
-                raise ArenaError(f"llm agent: cannot load model '{model}' with transformers: "
-                                 f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+                raise ArenaError(
+                    f"llm agent: cannot load model '{model}' with transformers: "
+                    f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                ) from None
             model.to(device)
         if tokenizer is None:
             raise ArenaError("llm agent: a model object needs its tokenizer (tokenizer=...)")
@@ -117,19 +127,27 @@ class TransformersBackend(LocalBackend):
             if longest > 1:
                 past.reorder_cache(src)
                 width = longest - 1
-                cont = torch.tensor([c[:-1] + [self.pad_id] * (width - len(c) + 1) if c else [self.pad_id] * width
-                                     for c in conts], dtype=torch.long)
-                want = torch.tensor([c[1:] + [0] * (width - len(c) + 1) if c else [0] * width for c in conts],
-                                    dtype=torch.long)
-                cmask = torch.tensor([[1] * max(0, len(c) - 1) + [0] * (width - max(0, len(c) - 1)) for c in conts],
-                                     dtype=torch.long)
+                cont = torch.tensor(
+                    [c[:-1] + [self.pad_id] * (width - len(c) + 1) if c else [self.pad_id] * width for c in conts],
+                    dtype=torch.long,
+                )
+                want = torch.tensor(
+                    [c[1:] + [0] * (width - len(c) + 1) if c else [0] * width for c in conts], dtype=torch.long
+                )
+                cmask = torch.tensor(
+                    [[1] * max(0, len(c) - 1) + [0] * (width - max(0, len(c) - 1)) for c in conts], dtype=torch.long
+                )
                 cpos = ends[src.cpu()][:, None] + torch.arange(width)[None, :]
-                res2 = self.model(input_ids=cont.to(self.device),
-                                  attention_mask=torch.cat([mask[src.cpu()], cmask], 1).to(self.device),
-                                  position_ids=cpos.to(self.device), past_key_values=past, use_cache=True)
+                res2 = self.model(
+                    input_ids=cont.to(self.device),
+                    attention_mask=torch.cat([mask[src.cpu()], cmask], 1).to(self.device),
+                    position_ids=cpos.to(self.device),
+                    past_key_values=past,
+                    use_cache=True,
+                )
                 rest = torch.log_softmax(res2.logits.float(), dim=-1)
                 picked = rest.gather(2, want.to(rest.device)[:, :, None])[:, :, 0].tolist()
-                lp_rest = [picked[r][:max(0, len(c) - 1)] for r, c in enumerate(conts)]
+                lp_rest = [picked[r][: max(0, len(c) - 1)] for r, c in enumerate(conts)]
         for r, (_, i) in enumerate(flat):
             if conts[r]:
                 out[i] = [lp_first[r]] + lp_rest[r]
@@ -151,19 +169,34 @@ class TransformersBackend(LocalBackend):
         shared = min(shared, min(len(p) for p in prompts) - 1)  # every row keeps a token to run
         if len(prompts) < 2 or shared < self.MIN_SHARED_PREFIX:
             ids, mask, pos = self._left_pad(prompts)
-            res = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
-                             position_ids=pos.to(self.device), use_cache=True, **self._last_only)
+            res = self.model(
+                input_ids=ids.to(self.device),
+                attention_mask=mask.to(self.device),
+                position_ids=pos.to(self.device),
+                use_cache=True,
+                **self._last_only,
+            )
             return res.logits[:, -1], res.past_key_values, mask, pos[:, -1] + 1
         head = torch.tensor([prompts[0][:shared]], dtype=torch.long)
-        res = self.model(input_ids=head.to(self.device), position_ids=torch.arange(shared)[None].to(self.device),
-                         use_cache=True, **self._last_only)
+        res = self.model(
+            input_ids=head.to(self.device),
+            position_ids=torch.arange(shared)[None].to(self.device),
+            use_cache=True,
+            **self._last_only,
+        )
         past = res.past_key_values
         past.reorder_cache(torch.zeros(len(prompts), dtype=torch.long, device=self.device))
         ids, tmask, tpos = self._left_pad([p[shared:] for p in prompts])
         mask = torch.cat([torch.ones((len(prompts), shared), dtype=torch.long), tmask], 1)
         pos = tpos + shared
-        res = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
-                         position_ids=pos.to(self.device), past_key_values=past, use_cache=True, **self._last_only)
+        res = self.model(
+            input_ids=ids.to(self.device),
+            attention_mask=mask.to(self.device),
+            position_ids=pos.to(self.device),
+            past_key_values=past,
+            use_cache=True,
+            **self._last_only,
+        )
         return res.logits[:, -1], res.past_key_values, mask, pos[:, -1] + 1
 
     @property
@@ -176,8 +209,9 @@ class TransformersBackend(LocalBackend):
             self._keep_kw = next(({k: 1} for k in ("logits_to_keep", "num_logits_to_keep") if k in names), {})
         return self._keep_kw
 
-    def top_logprobs_ids(self, pairs: Sequence[tuple[list[int], list[int]]],
-                         k: int) -> list[list[list[tuple[int, float]]]]:
+    def top_logprobs_ids(
+        self, pairs: Sequence[tuple[list[int], list[int]]], k: int
+    ) -> list[list[list[tuple[int, float]]]]:
         """One batched forward pass over each prompt + continuation (no prefix sharing: the
         server asks for this only when a client wants ``top_logprobs``)."""
         torch = self.torch
@@ -187,8 +221,9 @@ class TransformersBackend(LocalBackend):
             return out
         ids, mask, pos = self._left_pad([list(pairs[i][0]) + list(pairs[i][1]) for i in rows])
         with torch.inference_mode():
-            logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
-                                position_ids=pos.to(self.device)).logits.float()
+            logits = self.model(
+                input_ids=ids.to(self.device), attention_mask=mask.to(self.device), position_ids=pos.to(self.device)
+            ).logits.float()
             values, index = torch.log_softmax(logits, dim=-1).topk(k, dim=-1)
         values, index = values.cpu(), index.cpu()
         width = ids.shape[1]
@@ -205,13 +240,20 @@ class TransformersBackend(LocalBackend):
         ids = torch.full((len(seqs), longest), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(seqs), longest), dtype=torch.long)
         for r, s in enumerate(seqs):
-            ids[r, longest - len(s):] = torch.tensor(s, dtype=torch.long)
-            mask[r, longest - len(s):] = 1
+            ids[r, longest - len(s) :] = torch.tensor(s, dtype=torch.long)
+            mask[r, longest - len(s) :] = 1
         return ids, mask, (mask.cumsum(1) - 1).clamp(min=0)
 
     # -- generation ---------------------------------------------------------------------------
-    def generate_ids(self, prompts: Sequence[list[int]], *, max_tokens: int, temperature: float,
-                     seeds: Sequence[int], stop: Sequence[str] = ()) -> list[Generation]:
+    def generate_ids(
+        self,
+        prompts: Sequence[list[int]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seeds: Sequence[int],
+        stop: Sequence[str] = (),
+    ) -> list[Generation]:
         torch = self.torch
         n = len(prompts)
         if n == 0:
@@ -247,11 +289,18 @@ class TransformersBackend(LocalBackend):
                     break
                 mask = torch.cat([mask, torch.ones((n, 1), dtype=torch.long)], dim=1)
                 last_pos = last_pos + 1
-                res = self.model(input_ids=nxt[:, None].to(self.device), attention_mask=mask.to(self.device),
-                                 position_ids=last_pos[:, None].to(self.device), past_key_values=past, use_cache=True)
+                res = self.model(
+                    input_ids=nxt[:, None].to(self.device),
+                    attention_mask=mask.to(self.device),
+                    position_ids=last_pos[:, None].to(self.device),
+                    past_key_values=past,
+                    use_cache=True,
+                )
                 past, logits = res.past_key_values, res.logits[:, -1].float().cpu()
-        return [Generation(texts[r], len(prompts[r]), len(toks[r]), list(prompts[r]), toks[r], lps[r], reasons[r])
-                for r in range(n)]
+        return [
+            Generation(texts[r], len(prompts[r]), len(toks[r]), list(prompts[r]), toks[r], lps[r], reasons[r])
+            for r in range(n)
+        ]
 
     def _pick(self, logits, temperature: float, rngs, done) -> Any:
         """Greedy at temperature 0, else inverse-CDF sampling with each row's own generator."""

@@ -19,6 +19,7 @@ says how long to wait (``Retry-After``, seconds or an HTTP date, on a 429/503), 
 capped at ``max_retry_after`` seconds; then one :class:`~arena.errors.ArenaError` line names
 the URL and the last problem. Other HTTP errors (4xx) fail at once.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -82,8 +83,9 @@ class ConnectionPool:
                 return self.idle.pop(), True
             self.opened += 1
         if self.https:
-            return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout,
-                                               context=ssl.create_default_context()), False
+            return http.client.HTTPSConnection(
+                self.host, self.port, timeout=self.timeout, context=ssl.create_default_context()
+            ), False
         return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout), False
 
     def give_back(self, conn: http.client.HTTPConnection) -> None:
@@ -100,9 +102,18 @@ class ConnectionPool:
 class OpenAIBackend(Backend):
     name = "openai"
 
-    def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0,
-                 retries: int = 3, backoff: float = 0.5, chat: bool = False, concurrency: int = 16,
-                 max_retry_after: float = 60.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        chat: bool = False,
+        concurrency: int = 16,
+        max_retry_after: float = 60.0,
+    ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ArenaError(f"llm agent: base_url must start with http:// or https://, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
@@ -128,8 +139,13 @@ class OpenAIBackend(Backend):
                 conn.request("POST", self.connections.prefix + path, body=body, headers=headers)
                 resp = conn.getresponse()
                 raw = resp.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError,
-                    http.client.CannotSendRequest, http.client.BadStatusLine):
+            except (
+                http.client.RemoteDisconnected,
+                BrokenPipeError,
+                ConnectionResetError,
+                http.client.CannotSendRequest,
+                http.client.BadStatusLine,
+            ):
                 conn.close()
                 if reused:
                     continue
@@ -166,8 +182,9 @@ class OpenAIBackend(Backend):
                         problem += f" (Retry-After {retry_after})"
                     continue
                 if status >= 400:
-                    raise BackendHTTPError(f"llm agent: {url} answered HTTP {status}: "
-                                           f"{raw[:200].decode(errors='replace')}")
+                    raise BackendHTTPError(
+                        f"llm agent: {url} answered HTTP {status}: {raw[:200].decode(errors='replace')}"
+                    )
                 try:
                     data = json.loads(raw)
                 except (json.JSONDecodeError, UnicodeDecodeError):
@@ -192,16 +209,26 @@ class OpenAIBackend(Backend):
         flat = [(p, c) for p, cs in zip(prompts, continuations) for c in cs]
         if not flat:
             return [[] for _ in prompts]
-        data = self.post("/completions", {"model": self.model, "prompt": [p + c for p, c in flat],
-                                          "max_tokens": 0, "temperature": 0.0, "echo": True, "logprobs": 1})
+        data = self.post(
+            "/completions",
+            {
+                "model": self.model,
+                "prompt": [p + c for p, c in flat],
+                "max_tokens": 0,
+                "temperature": 0.0,
+                "echo": True,
+                "logprobs": 1,
+            },
+        )
         choices = sorted(data["choices"], key=lambda ch: ch.get("index", 0))
         if len(choices) != len(flat):
-            raise BackendHTTPError(f"llm agent: {self.base_url}/completions returned {len(choices)} choices "
-                                   f"for {len(flat)} prompts")
+            raise BackendHTTPError(
+                f"llm agent: {self.base_url}/completions returned {len(choices)} choices for {len(flat)} prompts"
+            )
         scored = [self._echo_score(ch, p, c) for ch, (p, c) in zip(choices, flat)]
         out, k = [], 0
         for cs in continuations:
-            out.append(scored[k:k + len(cs)])
+            out.append(scored[k : k + len(cs)])
             k += len(cs)
         return out
 
@@ -214,21 +241,38 @@ class OpenAIBackend(Backend):
             picked = [float(v) for o, v in zip(offsets, values) if start <= o < end]
             n_in = sum(1 for o in offsets if o < end)
         except (KeyError, TypeError, ValueError):
-            raise BackendHTTPError(f"llm agent: {self.base_url}/completions: malformed logprobs in echo "
-                                   "response (the server must support echo with logprobs for scored mode)") from None
+            raise BackendHTTPError(
+                f"llm agent: {self.base_url}/completions: malformed logprobs in echo "
+                "response (the server must support echo with logprobs for scored mode)"
+            ) from None
         if not picked:
-            raise BackendHTTPError(f"llm agent: {self.base_url}/completions: no echoed tokens for continuation {cont!r}")
+            raise BackendHTTPError(
+                f"llm agent: {self.base_url}/completions: no echoed tokens for continuation {cont!r}"
+            )
         return Scored(sum(picked), picked, n_in)
 
     # -- generation --------------------------------------------------------------------------
-    def generate(self, prompts: Sequence[str], *, max_tokens: int, temperature: float,
-                 seeds: Sequence[int], stop: Sequence[str] = ()) -> list[Generation]:
-        jobs = [self.pool.submit(self._one, p, max_tokens, temperature, int(s), list(stop)) for p, s in zip(prompts, seeds)]
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seeds: Sequence[int],
+        stop: Sequence[str] = (),
+    ) -> list[Generation]:
+        jobs = [
+            self.pool.submit(self._one, p, max_tokens, temperature, int(s), list(stop)) for p, s in zip(prompts, seeds)
+        ]
         return [j.result() for j in jobs]
 
     def _one(self, prompt: str, max_tokens: int, temperature: float, seed: int, stop: list[str]) -> Generation:
-        payload: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "temperature": temperature,
-                                   "seed": seed}
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": seed,
+        }
         if stop:
             payload["stop"] = stop
         if self.chat:
@@ -243,11 +287,17 @@ class OpenAIBackend(Backend):
             if not isinstance(text, str):
                 raise TypeError
         except (KeyError, IndexError, TypeError):
-            raise BackendHTTPError(f"llm agent: {self.base_url}: malformed completion (no text in choices[0])") from None
+            raise BackendHTTPError(
+                f"llm agent: {self.base_url}: malformed completion (no text in choices[0])"
+            ) from None
         usage = data.get("usage") or {}
         text, _ = cut_at_stop(text, stop)
-        return Generation(text, int(usage.get("prompt_tokens", 0) or 0), int(usage.get("completion_tokens", 0) or 0),
-                          finish_reason=str(ch.get("finish_reason", "")))
+        return Generation(
+            text,
+            int(usage.get("prompt_tokens", 0) or 0),
+            int(usage.get("completion_tokens", 0) or 0),
+            finish_reason=str(ch.get("finish_reason", "")),
+        )
 
     def close(self) -> None:
         self.pool.shutdown(wait=False)

@@ -8,6 +8,7 @@ A YAML file can override any of them per game::
     default:   {instruction: "...", choice: "...", text: "..."}
     kuhn_poker: {instruction: "You play Kuhn poker ..."}
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -22,16 +23,24 @@ from arena.game import parse_game_name
 
 INSTRUCTIONS: dict[str, str] = {
     "default": "You are playing a game. Read the situation and choose your move.",
-    "kuhn_poker": ("You are playing Kuhn poker: three cards (Jack < Queen < King), one card each, "
-                   "ante 1 chip, one betting round. The higher card wins the pot at showdown."),
-    "leduc_poker": ("You are playing Leduc hold'em: six cards (two suits of Jack, Queen, King), one private "
-                    "card each, one public card after the first betting round; a pair with the public card wins, "
-                    "otherwise the higher card."),
-    "liars_dice": ("You are playing Liar's dice: each player rolls hidden dice; bid on how many dice of a face "
-                   "all players hold together, or call 'liar' on the previous bid."),
-    "monopoly_deal": ("You are playing Monopoly Deal: be the first to complete the required number of property "
-                      "sets of different colours. Bank money, lay properties, charge rent; when someone demands "
-                      "payment, answer with Just Say No or pay one card at a time."),
+    "kuhn_poker": (
+        "You are playing Kuhn poker: three cards (Jack < Queen < King), one card each, "
+        "ante 1 chip, one betting round. The higher card wins the pot at showdown."
+    ),
+    "leduc_poker": (
+        "You are playing Leduc hold'em: six cards (two suits of Jack, Queen, King), one private "
+        "card each, one public card after the first betting round; a pair with the public card wins, "
+        "otherwise the higher card."
+    ),
+    "liars_dice": (
+        "You are playing Liar's dice: each player rolls hidden dice; bid on how many dice of a face "
+        "all players hold together, or call 'liar' on the previous bid."
+    ),
+    "monopoly_deal": (
+        "You are playing Monopoly Deal: be the first to complete the required number of property "
+        "sets of different colours. Bank money, lay properties, charge rent; when someone demands "
+        "payment, answer with Just Say No or pay one card at a time."
+    ),
 }
 
 CHOICE = "{observation}\nLegal actions: {actions}\nAnswer with exactly one legal action.\nAction:"
@@ -61,8 +70,10 @@ def load_templates(path: str | None) -> dict[str, dict[str, str]]:
         raise ArenaError(f"llm agent: template file {p} must map game names to {{instruction, choice, text}}")
     for game, fields in data.items():
         if not isinstance(fields, dict) or set(fields) - FIELDS or not all(isinstance(v, str) for v in fields.values()):
-            raise ArenaError(f"llm agent: template file {p}, key '{game}': expected a mapping with keys "
-                             f"{sorted(FIELDS)} and string values")
+            raise ArenaError(
+                f"llm agent: template file {p}, key '{game}': expected a mapping with keys "
+                f"{sorted(FIELDS)} and string values"
+            )
     return data
 
 
@@ -82,8 +93,13 @@ def template_for(game_name: str, overrides: Mapping[str, Mapping[str, str]], ins
 class PromptBuilder:
     """Builds the prompt for one observation; ``chat`` is the backend's chat renderer."""
 
-    def __init__(self, overrides: Mapping[str, Mapping[str, str]] | None = None, instruction: str | None = None,
-                 chat: Callable[[list[dict[str, str]]], str | None] | None = None, use_chat: bool = True) -> None:
+    def __init__(
+        self,
+        overrides: Mapping[str, Mapping[str, str]] | None = None,
+        instruction: str | None = None,
+        chat: Callable[[list[dict[str, str]]], str | None] | None = None,
+        use_chat: bool = True,
+    ) -> None:
         self.overrides = dict(overrides or {})
         self.instruction = instruction
         self.chat = chat if use_chat else None
@@ -97,14 +113,20 @@ class PromptBuilder:
 
     def build(self, obs: Observation) -> str:
         tpl = self.template(obs.game_name)
-        fields: dict[str, Any] = {"instruction": tpl.instruction, "observation": obs.text, "game": obs.game_name,
-                                  "actions": ", ".join(obs.action_labels) if obs.decision == "choice" else "",
-                                  "max_chars": obs.max_text_length}
+        fields: dict[str, Any] = {
+            "instruction": tpl.instruction,
+            "observation": obs.text,
+            "game": obs.game_name,
+            "actions": ", ".join(obs.action_labels) if obs.decision == "choice" else "",
+            "max_chars": obs.max_text_length,
+        }
         try:
             body = (tpl.text if obs.decision == "text" else tpl.choice).format(**fields)
         except (KeyError, IndexError) as exc:
-            raise ArenaError(f"llm agent: prompt template for '{obs.game_name}' uses unknown field {exc}; "
-                             "fields: instruction, observation, actions, game, max_chars") from None
+            raise ArenaError(
+                f"llm agent: prompt template for '{obs.game_name}' uses unknown field {exc}; "
+                "fields: instruction, observation, actions, game, max_chars"
+            ) from None
         if self.chat is not None:
             rendered = self.chat([{"role": "system", "content": tpl.instruction}, {"role": "user", "content": body}])
             self.chat_active = rendered is not None

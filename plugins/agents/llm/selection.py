@@ -12,6 +12,7 @@ since greedy decoding would repeat itself); when every attempt fails the ``fallb
 ``random`` (uniform legal action from the game's generator), ``scored`` (sample the scored
 policy) or ``first`` (first legal action). Every invalid attempt is counted and kept.
 """
+
 from __future__ import annotations
 
 import math

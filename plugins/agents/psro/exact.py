@@ -7,6 +7,7 @@ SHOR-PSRO paper does), and a meta-mixture becomes one behaviour policy by weight
 member's action probabilities with the player's own reach under that member (what OpenSpiel's
 ``PolicyAggregator`` computes by tree walks) — all as array operations.
 """
+
 from __future__ import annotations
 
 from itertools import product

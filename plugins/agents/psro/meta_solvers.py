@@ -9,6 +9,7 @@ solver, from Listing 6 of Li et al. 2026).
 Why objects and not functions: SHOR-PSRO's training solver anneals with the number of times it
 has been called, so a solver may carry state (``calls``), which PSRO checkpoints with it.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -74,8 +75,9 @@ def zero_sum_nash(A: np.ndarray) -> tuple[np.ndarray, float]:
     A_ub = np.hstack([-A.T, np.ones((k, 1))])
     A_eq = np.zeros((1, m + 1))
     A_eq[0, :m] = 1.0
-    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(k), A_eq=A_eq, b_eq=[1.0],
-                  bounds=[(0, None)] * m + [(None, None)], method="highs")
+    res = linprog(
+        c, A_ub=A_ub, b_ub=np.zeros(k), A_eq=A_eq, b_eq=[1.0], bounds=[(0, None)] * m + [(None, None)], method="highs"
+    )
     if not res.success:
         raise ArenaError(f"meta-solver 'nash': the LP failed ({res.message})")
     return _normalize(res.x[:m]), float(res.x[-1])
@@ -88,8 +90,10 @@ class Nash(MetaSolver):
 
     def __call__(self, meta_games):
         if len(meta_games) != 2:
-            raise ArenaError("meta-solver 'nash' solves 2-player zero-sum meta-games; use prd, rm, alpharank "
-                             "or shor for more players")
+            raise ArenaError(
+                "meta-solver 'nash' solves 2-player zero-sum meta-games; use prd, rm, alpharank "
+                "or shor for more players"
+            )
         M0, M1 = np.asarray(meta_games[0], float), np.asarray(meta_games[1], float)
         x, _ = zero_sum_nash(M0)
         y, _ = zero_sum_nash(M1.T)
@@ -171,8 +175,10 @@ class AlphaRank(MetaSolver):
                 pi = np.full(1, np.nan)
             if not np.all(np.isfinite(pi)):
                 # large payoffs overflow the Fermi probabilities at finite alpha: use its limit
-                pi = np.asarray(alpharank.compute(tables, m=self.m, alpha=self.alpha, use_inf_alpha=True,
-                                                  inf_alpha_eps=0.01)[2], dtype=float)
+                pi = np.asarray(
+                    alpharank.compute(tables, m=self.m, alpha=self.alpha, use_inf_alpha=True, inf_alpha_eps=0.01)[2],
+                    dtype=float,
+                )
         joint = pi.reshape(shape)
         out = []
         for p in range(len(shape)):
@@ -182,8 +188,9 @@ class AlphaRank(MetaSolver):
 
 
 # -- SHOR-PSRO (Li et al. 2026, Listing 6) ----------------------------------------------------
-def hybrid(meta_games: Sequence[np.ndarray], iters: int, lam: float, temp: float, beta: float, div: float,
-           avg: bool) -> Mixtures:
+def hybrid(
+    meta_games: Sequence[np.ndarray], iters: int, lam: float, temp: float, beta: float, div: float, avg: bool
+) -> Mixtures:
     """SHOR-PSRO's internal routine: optimistic RM+ with a diversity bonus, blended with a
     softmax best pure strategy (eq. 8); see the note §4.3 for every step."""
     meta_games = [np.asarray(m, dtype=float) for m in meta_games]
@@ -253,8 +260,15 @@ class ShorEval(MetaSolver):
         return hybrid(meta_games, iters, 0.01, 0.001, 0.2, 0.0, avg=False)
 
 
-SOLVERS = {"uniform": Uniform, "nash": Nash, "prd": ProjectedReplicatorDynamics, "rm": RegretMatching,
-           "alpharank": AlphaRank, "shor": ShorTraining, "shor_eval": ShorEval}
+SOLVERS = {
+    "uniform": Uniform,
+    "nash": Nash,
+    "prd": ProjectedReplicatorDynamics,
+    "rm": RegretMatching,
+    "alpharank": AlphaRank,
+    "shor": ShorTraining,
+    "shor_eval": ShorEval,
+}
 EVAL_DEFAULT = {"shor": "shor_eval"}
 """A training solver's evaluation partner when none is named (SHOR-PSRO); others evaluate with themselves."""
 

@@ -8,6 +8,7 @@ seat, a :class:`MixtureAgent` that draws one population member per game from tha
 meta-strategy (the original PSRO's RL oracle; OpenSpiel ``rl_oracle.py``). Meta-game entries are
 means over ``payoff_games`` sampled games, so everything downstream is noisy.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -66,8 +67,16 @@ class RLOracle:
 
     exact = False
 
-    def __init__(self, game: Game, seed: int = 0, br_games: int = 2000, br_batch: int = 100,
-                 payoff_games: int = 200, hidden: int = 64, ppo: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        game: Game,
+        seed: int = 0,
+        br_games: int = 2000,
+        br_batch: int = 100,
+        payoff_games: int = 200,
+        hidden: int = 64,
+        ppo: dict[str, Any] | None = None,
+    ) -> None:
         if game.spec.text_decisions:
             raise ArenaError(f"PSRO oracle 'ppo' needs choice decisions; '{game.spec.full_name}' has free text")
         self.game = game
@@ -89,7 +98,9 @@ class RLOracle:
     def initial(self, p: int) -> Agent:
         return self._neural(f"p{p}-0", self.seed * 1000 + p)
 
-    def train_best_response(self, p: int, opponents: Sequence[Agent], name: str, seed: int) -> tuple[Agent, list[float]]:
+    def train_best_response(
+        self, p: int, opponents: Sequence[Agent], name: str, seed: int
+    ) -> tuple[Agent, list[float]]:
         """A PPO learner in seat ``p`` against ``opponents`` (one agent per other seat, in order);
         returns it and its mean return per batch (the learning curve)."""
         from arena.registry import get_registry
@@ -128,8 +139,7 @@ class RLOracle:
                     out[p][idx] = old[p][idx]
                 continue
             seats = [pops[p][i] for p, i in enumerate(idx)]
-            res = play_games(self.game, seats, num_games=self.payoff_games,
-                             seed=hash((self.seed, idx)) & 0x7FFFFFFF)
+            res = play_games(self.game, seats, num_games=self.payoff_games, seed=hash((self.seed, idx)) & 0x7FFFFFFF)
             mean = np.mean([r.returns for r in res], axis=0)
             for p in range(self.num_players):
                 out[p][idx] = mean[p]

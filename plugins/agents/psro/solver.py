@@ -10,6 +10,7 @@ The oracle decides how exact things are: :class:`ExactOracle` (tree-view games: 
 responses and payoffs) or :class:`arena.plugins.agents.psro.rl.RLOracle` (any game: PPO best
 responses, sampled payoffs).
 """
+
 from __future__ import annotations
 
 import time
@@ -52,9 +53,16 @@ class ExactOracle:
 class PSRO:
     """Populations, meta-games and mixtures; ``step()`` runs one PSRO iteration."""
 
-    def __init__(self, game: Game, meta_solver: str = "nash", eval_solver: str | None = None,
-                 oracle: str = "exact", ties: str = "uniform", seed: int = 0,
-                 oracle_params: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        game: Game,
+        meta_solver: str = "nash",
+        eval_solver: str | None = None,
+        oracle: str = "exact",
+        ties: str = "uniform",
+        seed: int = 0,
+        oracle_params: dict[str, Any] | None = None,
+    ) -> None:
         self.game = game
         self.train_solver: MetaSolver = make_meta_solver(meta_solver)
         self.eval_name = eval_solver or EVAL_DEFAULT.get(meta_solver, meta_solver)
@@ -64,12 +72,15 @@ class PSRO:
         n = game.spec.num_players
         if meta_solver == "nash" or self.eval_name == "nash":
             if n != 2 or not game.spec.zero_sum:
-                raise ArenaError(f"meta-solver 'nash' needs a 2-player zero-sum game; "
-                                 f"'{game.spec.full_name}' is not (use prd, rm, alpharank or shor)")
+                raise ArenaError(
+                    f"meta-solver 'nash' needs a 2-player zero-sum game; "
+                    f"'{game.spec.full_name}' is not (use prd, rm, alpharank or shor)"
+                )
         if oracle == "exact":
             if not game.spec.tree:
-                raise ArenaError(f"PSRO oracle 'exact' needs a tree view; '{game.spec.full_name}' has none "
-                                 "(use oracle=ppo)")
+                raise ArenaError(
+                    f"PSRO oracle 'exact' needs a tree view; '{game.spec.full_name}' has none (use oracle=ppo)"
+                )
             if oracle_params:
                 raise ArenaError(f"PSRO oracle 'exact' takes no oracle parameters, got {sorted(oracle_params)}")
             self.oracle: Any = ExactOracle(game, ties)
@@ -105,13 +116,13 @@ class PSRO:
             return None
         return self.oracle.exploitability(self.pops, self.eval_mixtures())
 
-    def run(self, iterations: int, on_iteration: Callable[[dict[str, float]], None] | None = None,
-            measure: bool = True) -> "PSRO":
+    def run(
+        self, iterations: int, on_iteration: Callable[[dict[str, float]], None] | None = None, measure: bool = True
+    ) -> "PSRO":
         """``iterations`` more iterations; ``measure`` records exploitability after each (not timed)."""
         for _ in range(iterations):
             self.step()
-            point = {"iteration": self.iterations, "seconds": self.elapsed,
-                     "population": len(self.pops[0])}
+            point = {"iteration": self.iterations, "seconds": self.elapsed, "population": len(self.pops[0])}
             if measure:
                 e = self.exploitability()
                 if e is not None:

@@ -7,6 +7,7 @@ optimization) and ``lspo`` (latent space policy optimization for talk games), pl
 All of them update an ``llm`` agent's weights (full or LoRA) with transformers + torch through the
 trainer contract, so they run in ``arena league`` configs as well. See docs/llm_training.md.
 """
+
 from __future__ import annotations
 
 from arena.hookspecs import hookimpl
@@ -26,18 +27,41 @@ def arena_trainers() -> list[TrainerEntry]:
     from .sppo import SPPO, make_sppo
 
     return [
-        TrainerEntry("selfplay_rlvr", make_selfplay_rlvr,
-                     "LLM self-play RL on game outcomes with role-conditioned baselines (SPIRAL)",
-                     {**COMMON, **SelfPlayRLVR.defaults}),
-        TrainerEntry("sppo", make_sppo, "LLM self-play preference optimization, preferences from game outcomes",
-                     {**COMMON, **SPPO.defaults}),
-        TrainerEntry("llm_advantage_alignment", make_llm_aa,
-                     "Advantage Alignment for LLM agents (leave-one-out group baseline)", {**COMMON, **AA_DEFAULTS}),
-        TrainerEntry("arenarl", make_arenarl,
-                     "ArenaRL: groups of rollouts per task ranked by a judge tournament, rank advantages into PG",
-                     {**COMMON, **ArenaRL.defaults}),
-        TrainerEntry("dpo", make_dpo, "LLM direct preference optimization (pairs from outcomes, or fit(pairs))",
-                     {**COMMON, **DPO.defaults}),
-        TrainerEntry("lspo", make_lspo, "latent space policy optimization: cluster talk, CFR on the abstract "
-                     "game, DPO toward the favoured latent strategies", {**COMMON, **LSPO.defaults}),
+        TrainerEntry(
+            "selfplay_rlvr",
+            make_selfplay_rlvr,
+            "LLM self-play RL on game outcomes with role-conditioned baselines (SPIRAL)",
+            {**COMMON, **SelfPlayRLVR.defaults},
+        ),
+        TrainerEntry(
+            "sppo",
+            make_sppo,
+            "LLM self-play preference optimization, preferences from game outcomes",
+            {**COMMON, **SPPO.defaults},
+        ),
+        TrainerEntry(
+            "llm_advantage_alignment",
+            make_llm_aa,
+            "Advantage Alignment for LLM agents (leave-one-out group baseline)",
+            {**COMMON, **AA_DEFAULTS},
+        ),
+        TrainerEntry(
+            "arenarl",
+            make_arenarl,
+            "ArenaRL: groups of rollouts per task ranked by a judge tournament, rank advantages into PG",
+            {**COMMON, **ArenaRL.defaults},
+        ),
+        TrainerEntry(
+            "dpo",
+            make_dpo,
+            "LLM direct preference optimization (pairs from outcomes, or fit(pairs))",
+            {**COMMON, **DPO.defaults},
+        ),
+        TrainerEntry(
+            "lspo",
+            make_lspo,
+            "latent space policy optimization: cluster talk, CFR on the abstract "
+            "game, DPO toward the favoured latent strategies",
+            {**COMMON, **LSPO.defaults},
+        ),
     ]

@@ -15,6 +15,7 @@ AA credit uses the co-player's advantage on the same game:
 decision of the step and trained with :func:`tokens.clipped_pg_update`. ``beta: 0`` is the
 naive REINFORCE learner with the same baseline (the comparison of the acceptance).
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -29,8 +30,15 @@ from arena.trainer import Trajectory
 from .base import PG_DEFAULTS, LLMTrainer
 from .tokens import learner_decisions
 
-AA_DEFAULTS = {**PG_DEFAULTS, "beta": 0.5, "gamma": 0.9, "gamma_aa": 0.9, "kernel": "discounted",
-               "reward_scale": 0.2, "whiten": False}
+AA_DEFAULTS = {
+    **PG_DEFAULTS,
+    "beta": 0.5,
+    "gamma": 0.9,
+    "gamma_aa": 0.9,
+    "kernel": "discounted",
+    "reward_scale": 0.2,
+    "whiten": False,
+}
 
 
 def time_steps(traj: Trajectory, player: int) -> tuple[list[int], list[float]]:
@@ -59,12 +67,12 @@ def leave_one_out(returns: list[np.ndarray]) -> list[np.ndarray]:
     T = max((len(r) for r in returns), default=0)
     total, count = np.zeros(T), np.zeros(T)
     for r in returns:
-        total[:len(r)] += r
-        count[:len(r)] += 1
+        total[: len(r)] += r
+        count[: len(r)] += 1
     out = []
     for r in returns:
-        n = count[:len(r)] - 1
-        others = np.where(n > 0, (total[:len(r)] - r) / np.maximum(n, 1), r)
+        n = count[: len(r)] - 1
+        others = np.where(n > 0, (total[: len(r)] - r) / np.maximum(n, 1), r)
         out.append(r - others)
     return out
 
@@ -100,8 +108,9 @@ class LLMAdvantageAlignment(LLMTrainer):
             other = adv[(t, 1 - p)]
             T = min(len(own), len(other))
             shaped = own.copy()
-            shaped[:T] = aligned_advantages(own[:T], other[:T], float(self.p["beta"]), float(self.p["gamma_aa"]),
-                                            self.p["kernel"])
+            shaped[:T] = aligned_advantages(
+                own[:T], other[:T], float(self.p["beta"]), float(self.p["gamma_aa"]), self.p["kernel"]
+            )
             out[(t, p)] = shaped
         return out
 
@@ -110,7 +119,7 @@ class LLMAdvantageAlignment(LLMTrainer):
         decisions = learner_decisions(trajectories, self.agent)
         advantages = []
         for d in decisions:
-            steps = trajectories[d.traj].steps[:d.step]  # the step's time index: choices made before it
+            steps = trajectories[d.traj].steps[: d.step]  # the step's time index: choices made before it
             t = sum(1 for s in steps if s.player == d.player and s.observation.decision == "choice")
             c = credit[(d.traj, d.player)]
             advantages.append(float(c[t]) if t < len(c) else 0.0)

@@ -23,6 +23,7 @@ self-play); other games are skipped and counted (``arenarl/skipped_games``). A j
 crashes or returns NaN stops the update with one line (:class:`arena.judge.JudgeError`); the
 league keeps every committed step.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -44,25 +45,33 @@ SCORING = ("rank", "pointwise")
 
 class ArenaRL(LLMTrainer):
     name = "arenarl"
-    defaults = {**PG_DEFAULTS, "group": 8, "judge": "outcome", "topology": "single_elimination",
-                "scoring": "rank", "budget": None}
+    defaults = {
+        **PG_DEFAULTS,
+        "group": 8,
+        "judge": "outcome",
+        "topology": "single_elimination",
+        "scoring": "rank",
+        "budget": None,
+    }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
         super().__init__(game, learners, **params)
         if int(self.p["group"]) < 2:
-            raise ArenaError(f"trainer 'arenarl': group must be at least 2 rollouts per task instance, "
-                             f"got {self.p['group']}")
+            raise ArenaError(
+                f"trainer 'arenarl': group must be at least 2 rollouts per task instance, got {self.p['group']}"
+            )
         if self.p["topology"] not in TOPOLOGIES:
-            raise ArenaError(f"trainer 'arenarl': topology must be one of {', '.join(TOPOLOGIES)}, "
-                             f"not {self.p['topology']!r}")
+            raise ArenaError(
+                f"trainer 'arenarl': topology must be one of {', '.join(TOPOLOGIES)}, not {self.p['topology']!r}"
+            )
         if self.p["scoring"] not in SCORING:
-            raise ArenaError(f"trainer 'arenarl': scoring must be one of {', '.join(SCORING)}, "
-                             f"not {self.p['scoring']!r}")
+            raise ArenaError(
+                f"trainer 'arenarl': scoring must be one of {', '.join(SCORING)}, not {self.p['scoring']!r}"
+            )
         judge = self.p["judge"]
         self.judge = load_judge(dict(judge) if isinstance(judge, dict) else judge, game)
         if self.p["scoring"] == "pointwise" and not self.judge.pointwise:
-            raise ArenaError(f"trainer 'arenarl': judge '{self.judge.name}' only compares pairs; "
-                             "use scoring: rank")
+            raise ArenaError(f"trainer 'arenarl': judge '{self.judge.name}' only compares pairs; use scoring: rank")
 
     def groups(self, trajectories: Sequence[Trajectory]) -> tuple[list[list[Candidate]], int]:
         """One group per game the learner played (its first seat): the recorded rollout first."""
@@ -73,8 +82,9 @@ class ArenaRL(LLMTrainer):
             if not seats:
                 continue
             items.append((traj, seats[0]))
-        copies = branch(self.game, items, self.agent, int(self.p["group"]) - 1,
-                        seed=int(self.p["seed"]) * 1_000_003 + self.updates)
+        copies = branch(
+            self.game, items, self.agent, int(self.p["group"]) - 1, seed=int(self.p["seed"]) * 1_000_003 + self.updates
+        )
         out = []
         for (traj, player), more in zip(items, copies):
             end = final_state(self.game, traj) if more is not None else None
@@ -92,21 +102,31 @@ class ArenaRL(LLMTrainer):
             scores = checked_score(self.judge, flat)
             out, k = [], 0
             for g in groups:
-                out.append(group_zscore(scores[k:k + len(g)]))
+                out.append(group_zscore(scores[k : k + len(g)]))
                 k += len(g)
             return out, 0
 
         def compare(batch: Sequence[tuple[int, int, int]]) -> list[float]:
             return checked_compare(self.judge, [(groups[g][i], groups[g][j]) for g, i, j in batch])
 
-        knobs = {"budget": int(self.p["budget"])} if self.p["budget"] is not None and self.p["topology"] == "adaptive" \
+        knobs = (
+            {"budget": int(self.p["budget"])}
+            if self.p["budget"] is not None and self.p["topology"] == "adaptive"
             else {}
-        ranks = rank_groups([len(g) for g in groups], compare, str(self.p["topology"]),
-                            seed=int(self.p["seed"]) * 7_919 + self.updates, **knobs)
+        )
+        ranks = rank_groups(
+            [len(g) for g in groups],
+            compare,
+            str(self.p["topology"]),
+            seed=int(self.p["seed"]) * 7_919 + self.updates,
+            **knobs,
+        )
         # a group the judge could not tell apart at all (every margin 0) carries no signal: its
         # order would only be the bracket's tie-breaking, so it gets zero advantages
-        return ([rank_advantages(r.order) if r.decisive else np.zeros(len(r.order)) for r in ranks],
-                sum(r.comparisons for r in ranks))
+        return (
+            [rank_advantages(r.order) if r.decisive else np.zeros(len(r.order)) for r in ranks],
+            sum(r.comparisons for r in ranks),
+        )
 
     def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
         groups, skipped = self.groups(trajectories)
@@ -122,8 +142,14 @@ class ArenaRL(LLMTrainer):
         decisions = learner_decisions(trajs, self.agent)
         stats = self.policy_gradient_step(decisions, [adv_of[d.traj] for d in decisions])
         out = {f"arenarl/{k}": v for k, v in stats.items()}
-        out.update({"arenarl/groups": float(len(groups)), "arenarl/group_size": float(np.mean([len(g) for g in groups])),
-                    "arenarl/comparisons": float(spent), "arenarl/skipped_games": float(skipped)})
+        out.update(
+            {
+                "arenarl/groups": float(len(groups)),
+                "arenarl/group_size": float(np.mean([len(g) for g in groups])),
+                "arenarl/comparisons": float(spent),
+                "arenarl/skipped_games": float(skipped),
+            }
+        )
         out.update({f"arenarl/judge_{k}": float(v) for k, v in self.judge.stats().items()})
         return out
 

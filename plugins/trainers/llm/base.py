@@ -1,5 +1,6 @@
 """What the three LLM trainers share: one learner, its :class:`TrainableLLM`, common knobs,
 checkpointing (``state_dict`` for league resume, ``save`` for snapshots)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,11 +28,15 @@ class LLMTrainer(Trainer):
         allowed = {**COMMON, **self.defaults}
         unknown = sorted(set(params) - set(allowed))
         if unknown:
-            raise ArenaError(f"trainer '{self.name}' has no parameter {', '.join(map(repr, unknown))}; "
-                             f"parameters: {', '.join(sorted(allowed))}")
+            raise ArenaError(
+                f"trainer '{self.name}' has no parameter {', '.join(map(repr, unknown))}; "
+                f"parameters: {', '.join(sorted(allowed))}"
+            )
         if len(learners) != 1:
-            raise ArenaError(f"trainer '{self.name}' trains one shared LLM policy (it plays every seat); "
-                             f"got {len(learners)} learners")
+            raise ArenaError(
+                f"trainer '{self.name}' trains one shared LLM policy (it plays every seat); "
+                f"got {len(learners)} learners"
+            )
         self.p = {**allowed, **params}
         import torch
 
@@ -41,8 +46,13 @@ class LLMTrainer(Trainer):
         self.game = game
         self.learners = list(learners)
         self.agent = learners[0]
-        self.model = attach(self.agent, lr=float(self.p["lr"]), lora=self.p["lora"],
-                            max_grad_norm=float(self.p["max_grad_norm"]), device=self.p["device"])
+        self.model = attach(
+            self.agent,
+            lr=float(self.p["lr"]),
+            lora=self.p["lora"],
+            max_grad_norm=float(self.p["max_grad_norm"]),
+            device=self.p["device"],
+        )
         self.optimizers = self.model.optimizers
         self.ref = self.model.frozen_copy() if float(self.p.get("kl", 0.0)) > 0 else None
         self.updates = 0
@@ -52,11 +62,19 @@ class LLMTrainer(Trainer):
         then push the new weights to the inference backend."""
         from .tokens import clipped_pg_update
 
-        stats = clipped_pg_update(self.model, decisions, advantages, epochs=int(self.p["epochs"]),
-                                  clip=float(self.p["clip"]), is_cap=float(self.p["is_cap"]), kl=float(self.p["kl"]),
-                                  ref_model=self.ref, minibatches=int(self.p["minibatches"]),
-                                  seed=int(self.p["seed"]) + self.updates,
-                                  entropy=float(self.p["entropy"]))
+        stats = clipped_pg_update(
+            self.model,
+            decisions,
+            advantages,
+            epochs=int(self.p["epochs"]),
+            clip=float(self.p["clip"]),
+            is_cap=float(self.p["is_cap"]),
+            kl=float(self.p["kl"]),
+            ref_model=self.ref,
+            minibatches=int(self.p["minibatches"]),
+            seed=int(self.p["seed"]) + self.updates,
+            entropy=float(self.p["entropy"]),
+        )
         self.model.sync()
         self.updates += 1
         return stats

@@ -20,6 +20,7 @@ Two ways in:
   a response from a seat whose return beat the prompt's mean return is chosen over a
   different response from a seat below it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -60,8 +61,9 @@ class DPO(LLMTrainer):
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
         super().__init__(game, learners, **params)
         if self.p["reference"] not in REFERENCES:
-            raise ArenaError(f"trainer '{self.name}': reference must be one of {', '.join(REFERENCES)}, "
-                             f"not {self.p['reference']!r}")
+            raise ArenaError(
+                f"trainer '{self.name}': reference must be one of {', '.join(REFERENCES)}, not {self.p['reference']!r}"
+            )
         if float(self.p["beta"]) <= 0:
             raise ArenaError(f"trainer '{self.name}': beta must be > 0, not {self.p['beta']}")
         self.reference = self.model.frozen_copy()
@@ -69,8 +71,9 @@ class DPO(LLMTrainer):
     # -- pairs in ---------------------------------------------------------------------------------
     def pair_logprobs(self, pairs: Sequence[PreferencePair], grad: bool, model: Any = None) -> tuple[Any, Any]:
         """Summed log-probs of the chosen and rejected responses (two tensors)."""
-        seq = self.model.logprobs([(p.prompt_ids, r) for p in pairs for r in (p.chosen_ids, p.rejected_ids)],
-                                  grad=grad, model=model)
+        seq = self.model.logprobs(
+            [(p.prompt_ids, r) for p in pairs for r in (p.chosen_ids, p.rejected_ids)], grad=grad, model=model
+        )
         return seq[0::2], seq[1::2]
 
     def fit(self, pairs: Sequence[PreferencePair]) -> dict[str, float]:
@@ -91,7 +94,7 @@ class DPO(LLMTrainer):
         for _ in range(max(1, int(self.p["epochs"]))):
             order = rng.permutation(len(pairs))
             for start in range(0, len(pairs), size):
-                idx = order[start:start + size]
+                idx = order[start : start + size]
                 sub = [pairs[i] for i in idx]
                 t = torch.as_tensor(idx, dtype=torch.long)
                 pc, pr = self.pair_logprobs(sub, grad=True)
@@ -103,10 +106,15 @@ class DPO(LLMTrainer):
         self.updates += 1
         with torch.no_grad():
             pc, pr = self.pair_logprobs(pairs, grad=False)
-        return {"dpo/pairs": float(len(pairs)), "dpo/loss_first": losses[0], "dpo/loss_last": losses[-1],
-                "dpo/reward_margin": margins[-1], "dpo/grad_norm": float(np.mean(norms)),
-                "dpo/logp_margin": float((pc - pr).mean()),
-                "dpo/accuracy": float(((pc - ref_c) > (pr - ref_r)).float().mean())}
+        return {
+            "dpo/pairs": float(len(pairs)),
+            "dpo/loss_first": losses[0],
+            "dpo/loss_last": losses[-1],
+            "dpo/reward_margin": margins[-1],
+            "dpo/grad_norm": float(np.mean(norms)),
+            "dpo/logp_margin": float((pc - pr).mean()),
+            "dpo/accuracy": float(((pc - ref_c) > (pr - ref_r)).float().mean()),
+        }
 
     # -- the trainer contract: pairs from game outcomes --------------------------------------------
     def outcome_pairs(self, trajectories: Sequence[Trajectory]) -> list[PreferencePair]:

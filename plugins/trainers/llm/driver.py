@@ -10,6 +10,7 @@ per-seat statistics and probes (:mod:`arena.league.metrics`).
 ``model.dir`` is built with :func:`arena.tools.tiny_model.build_tiny_model` when it does not
 exist (tiny models are built locally, never downloaded).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,16 +78,21 @@ def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
     m = cfg.model
     path = Path(m.dir)
     prompt_keys = {k: v for k, v in dict(cfg.agent).items() if k in ("templates", "instruction", "chat")}
-    wanted = {"game": cfg.game, "games": m.pretrain_games, "steps": m.pretrain_steps, "seed": m.seed,
-              "prompt": prompt_keys} if m.pretrain_steps > 0 else None
+    wanted = (
+        {"game": cfg.game, "games": m.pretrain_games, "steps": m.pretrain_steps, "seed": m.seed, "prompt": prompt_keys}
+        if m.pretrain_steps > 0
+        else None
+    )
     if wanted is not None and m.pretrain_agent != "random":
         wanted["agent"] = m.pretrain_agent
     if (path / "config.json").exists():
         marker = path / PRETRAIN_MARKER
         found = json.loads(marker.read_text())["warmup"] if marker.exists() else None
         if found != wanted:
-            raise ArenaError(f"model.dir {path} exists with warm-up {found} but the config asks for {wanted}; "
-                             "remove it or choose another model.dir")
+            raise ArenaError(
+                f"model.dir {path} exists with warm-up {found} but the config asks for {wanted}; "
+                "remove it or choose another model.dir"
+            )
         return path
     from arena.tools.tiny_model import build_tiny_model
 
@@ -99,11 +105,13 @@ def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
         from .pretrain import pretrain
 
         agent = load_agent({"name": "llm", **dict(cfg.agent), "model": str(tmp)}, game)
-        trainable, losses = pretrain(agent, game, games=m.pretrain_games, steps=m.pretrain_steps, seed=m.seed,
-                                    players=m.pretrain_agent)
+        trainable, losses = pretrain(
+            agent, game, games=m.pretrain_games, steps=m.pretrain_steps, seed=m.seed, players=m.pretrain_agent
+        )
         trainable.save(tmp)
-        (tmp / PRETRAIN_MARKER).write_text(json.dumps({"warmup": wanted, "loss_per_token": [losses[0], losses[-1]]},
-                                                      indent=2))
+        (tmp / PRETRAIN_MARKER).write_text(
+            json.dumps({"warmup": wanted, "loss_per_token": [losses[0], losses[-1]]}, indent=2)
+        )
     os.replace(tmp, path)
     return path
 
@@ -114,17 +122,39 @@ def league_config(cfg: LLMTrainConfig, game: Any, model_dir: Path) -> Any:
     played otherwise (self-play and ``eval_opponents``: cooperation, returns, the game's probes)."""
     from arena.league import LeagueConfig
 
-    learner = {"label": "learner", "agent": {"name": "llm", **dict(cfg.agent), "model": str(model_dir)},
-               "role": "learner", "trainer": {"name": cfg.trainer, "params": dict(cfg.params)},
-               "matchmaking": "self_play", "games_per_step": cfg.games_per_iter, "snapshot_every": cfg.eval_every}
+    learner = {
+        "label": "learner",
+        "agent": {"name": "llm", **dict(cfg.agent), "model": str(model_dir)},
+        "role": "learner",
+        "trainer": {"name": cfg.trainer, "params": dict(cfg.params)},
+        "matchmaking": "self_play",
+        "games_per_step": cfg.games_per_iter,
+        "snapshot_every": cfg.eval_every,
+    }
     played = not game.spec.tree
-    return load_config(LeagueConfig, None, base={
-        "game": cfg.game, "seed": cfg.seed, "out": cfg.out, "steps": cfg.iterations, "population": [learner],
-        "evaluation": {"every": cfg.eval_every, "games": 0,
-                       "metrics": {"games": cfg.eval_games if played else 0,
-                                   "opponents": list(cfg.eval_opponents) if played else []}},
-        "executor": dict(cfg.executor), "progress": not cfg.quiet, "torch_threads": cfg.torch_threads,
-        "max_staleness": cfg.max_staleness})
+    return load_config(
+        LeagueConfig,
+        None,
+        base={
+            "game": cfg.game,
+            "seed": cfg.seed,
+            "out": cfg.out,
+            "steps": cfg.iterations,
+            "population": [learner],
+            "evaluation": {
+                "every": cfg.eval_every,
+                "games": 0,
+                "metrics": {
+                    "games": cfg.eval_games if played else 0,
+                    "opponents": list(cfg.eval_opponents) if played else [],
+                },
+            },
+            "executor": dict(cfg.executor),
+            "progress": not cfg.quiet,
+            "torch_threads": cfg.torch_threads,
+            "max_staleness": cfg.max_staleness,
+        },
+    )
 
 
 def train(cfg: LLMTrainConfig, log: Any = None) -> dict[str, Any]:
@@ -135,26 +165,38 @@ def train(cfg: LLMTrainConfig, log: Any = None) -> dict[str, Any]:
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
     game = load_game(cfg.game)
     path = ensure_model(cfg, game)
-    result = run_league(league_config(cfg, game, path), config_text=to_yaml(cfg), quiet=cfg.quiet, log=log,
-                        kind="llm-train")
+    result = run_league(
+        league_config(cfg, game, path), config_text=to_yaml(cfg), quiet=cfg.quiet, log=log, kind="llm-train"
+    )
     assert result.results is not None  # the front-ends always measure their learner
     return result.results
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    add_config_arguments(p, "YAML config (keys: game, model, agent, trainer, params, iterations, ...)",
-                         "seed=1 params.baseline=shared")
+    add_config_arguments(
+        p, "YAML config (keys: game, model, agent, trainer, params, iterations, ...)", "seed=1 params.baseline=shared"
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
     cfg = load_config(LLMTrainConfig, *config_and_overrides(args.config, args.overrides))
     final = train(cfg)
-    print(f"wrote {cfg.out}/results.json, metrics.csv, curves.png, snapshots/, checkpoints/ and tb/ "
-          f"({final['seconds']}s; rerun the same command to resume)", file=sys.stderr)
+    print(
+        f"wrote {cfg.out}/results.json, metrics.csv, curves.png, snapshots/, checkpoints/ and tb/ "
+        f"({final['seconds']}s; rerun the same command to resume)",
+        file=sys.stderr,
+    )
     return 0
 
 
 @hookimpl
 def arena_commands() -> list[Command]:
-    return [Command("llm-train", "train an LLM policy by self-play (selfplay_rlvr, sppo, llm_advantage_alignment)",
-                    _args, _run, config=LLMTrainConfig)]
+    return [
+        Command(
+            "llm-train",
+            "train an LLM policy by self-play (selfplay_rlvr, sppo, llm_advantage_alignment)",
+            _args,
+            _run,
+            config=LLMTrainConfig,
+        )
+    ]

@@ -18,6 +18,7 @@ centroid: it stands for the cluster when an abstract history is rendered back in
 The fit is deterministic given the corpus (k-means with a fixed seed) and the state is the
 corpus itself, so a resumed trainer refits to the same clusters.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -45,8 +46,14 @@ def _sklearn() -> Any:
 class LatentSpace:
     """Utterance → latent strategy id (see the module docstring)."""
 
-    def __init__(self, k_min: int = 2, k_max: int = 6, embedding: str = "tfidf", seed: int = 0,
-                 encoder: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
+    def __init__(
+        self,
+        k_min: int = 2,
+        k_max: int = 6,
+        embedding: str = "tfidf",
+        seed: int = 0,
+        encoder: Callable[[Sequence[str]], np.ndarray] | None = None,
+    ) -> None:
         if embedding not in EMBEDDINGS:
             raise ArenaError(f"latent strategies: embedding must be one of {', '.join(EMBEDDINGS)}, not {embedding!r}")
         if embedding == "hidden" and encoder is None:
@@ -73,11 +80,13 @@ class LatentSpace:
             return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
         if fit or self.vectorizer is None:
             if self.embedding == "tfidf":
-                self.vectorizer = sk.feature_extraction.text.TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 3),
-                                                                             lowercase=True)
+                self.vectorizer = sk.feature_extraction.text.TfidfVectorizer(
+                    analyzer="char_wb", ngram_range=(1, 3), lowercase=True
+                )
             else:
-                self.vectorizer = sk.feature_extraction.text.HashingVectorizer(analyzer="char_wb", ngram_range=(1, 3),
-                                                                               n_features=2 ** 12, alternate_sign=False)
+                self.vectorizer = sk.feature_extraction.text.HashingVectorizer(
+                    analyzer="char_wb", ngram_range=(1, 3), n_features=2**12, alternate_sign=False
+                )
             return self.vectorizer.fit_transform(list(texts))
         return self.vectorizer.transform(list(texts))
 
@@ -124,7 +133,9 @@ class LatentSpace:
         return np.asarray(self.kmeans.predict(self._embed([t.strip() for t in texts])), dtype=np.int64)
 
     def describe(self) -> list[dict[str, Any]]:
-        return [{"id": c, "size": n, "representative": r} for c, (n, r) in enumerate(zip(self.sizes, self.representatives))]
+        return [
+            {"id": c, "size": n, "representative": r} for c, (n, r) in enumerate(zip(self.sizes, self.representatives))
+        ]
 
 
 def hidden_state_encoder(trainable: Any, encode: Callable[[str], list[int]]) -> Callable[[Sequence[str]], np.ndarray]:

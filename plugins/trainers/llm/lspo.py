@@ -35,6 +35,7 @@ rendered as its cluster's representative utterance; at a talk infoset the LLM sa
 it is the agent's scored policy. That is an estimate (an abstract infoset stands for many texts),
 stated as such in docs/lspo.md.
 """
+
 from __future__ import annotations
 
 import copy
@@ -55,24 +56,48 @@ from .rollout import replay
 
 class LSPO(DPO):
     name = "lspo"
-    defaults = {**DPO.defaults, "beta": 0.5, "reference": "iteration", "candidates": 4, "k_min": 2, "k_max": 4,
-                "embedding": "tfidf", "corpus": 4000, "solver": "cfr+", "solver_iterations": 500, "margin": 0.1,
-                "decisions": "all", "eval_samples": 16, "compare_initial": True, "measure_before": True}
+    defaults = {
+        **DPO.defaults,
+        "beta": 0.5,
+        "reference": "iteration",
+        "candidates": 4,
+        "k_min": 2,
+        "k_max": 4,
+        "embedding": "tfidf",
+        "corpus": 4000,
+        "solver": "cfr+",
+        "solver_iterations": 500,
+        "margin": 0.1,
+        "decisions": "all",
+        "eval_samples": 16,
+        "compare_initial": True,
+        "measure_before": True,
+    }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
         super().__init__(game, learners, **params)
         if not hasattr(game, "abstract") or not game.spec.text_decisions:
-            raise ArenaError(f"trainer 'lspo' needs a free-text talk game with a latent abstraction "
-                             f"(e.g. table_talk(game=kuhn_poker)); '{game.spec.full_name}' is not one")
+            raise ArenaError(
+                f"trainer 'lspo' needs a free-text talk game with a latent abstraction "
+                f"(e.g. table_talk(game=kuhn_poker)); '{game.spec.full_name}' is not one"
+            )
         if not game.abstract(1).spec.tree:  # type: ignore[attr-defined]
-            raise ArenaError(f"trainer 'lspo': the abstract game of '{game.spec.full_name}' is not a tree game "
-                             "(the CFR solvers need one)")
+            raise ArenaError(
+                f"trainer 'lspo': the abstract game of '{game.spec.full_name}' is not a tree game "
+                "(the CFR solvers need one)"
+            )
         if self.p["decisions"] not in ("all", "talk"):
             raise ArenaError(f"trainer 'lspo': decisions must be 'all' or 'talk', not {self.p['decisions']!r}")
-        encoder = (hidden_state_encoder(self.model, self.agent.backend.encode)
-                   if self.p["embedding"] == "hidden" else None)
-        self.latent = LatentSpace(int(self.p["k_min"]), int(self.p["k_max"]), str(self.p["embedding"]),
-                                  seed=int(self.p["seed"]), encoder=encoder)
+        encoder = (
+            hidden_state_encoder(self.model, self.agent.backend.encode) if self.p["embedding"] == "hidden" else None
+        )
+        self.latent = LatentSpace(
+            int(self.p["k_min"]),
+            int(self.p["k_max"]),
+            str(self.p["embedding"]),
+            seed=int(self.p["seed"]),
+            encoder=encoder,
+        )
         self.corpus: list[str] = []
         self.initial = self.model.frozen_copy() if self.p["compare_initial"] else None
 
@@ -86,10 +111,15 @@ class LSPO(DPO):
             return [[] for _ in observations]
         prompts = [agent.prompts.build(o) for o in observations for _ in range(n)]
         rng = np.random.default_rng(seed)
-        gens = agent.backend.generate(prompts, max_tokens=agent.max_text_tokens, temperature=max(agent.temperature, 1e-3),
-                                      seeds=[int(s) for s in rng.integers(2**31, size=len(prompts))], stop=["\n"])
+        gens = agent.backend.generate(
+            prompts,
+            max_tokens=agent.max_text_tokens,
+            temperature=max(agent.temperature, 1e-3),
+            seeds=[int(s) for s in rng.integers(2**31, size=len(prompts))],
+            stop=["\n"],
+        )
         texts = [clip_text(g.text, observations[i // n].max_text_length) for i, g in enumerate(gens)]
-        return [texts[i * n:(i + 1) * n] for i in range(len(observations))]
+        return [texts[i * n : (i + 1) * n] for i in range(len(observations))]
 
     def _assign(self, texts: Sequence[str]) -> dict[str, int]:
         uniq = sorted(set(texts))
@@ -118,16 +148,19 @@ class LSPO(DPO):
                 (talk if obs.decision == "text" else moves).append(obs)
                 (talk_slots if obs.decision == "text" else move_slots).append((s0, k))
             # one batched scoring call for every move infoset (the agent's exact scored policy)
-            policies = ([p for p, _ in agent._policies(moves, [agent.prompts.build(o) for o in moves])]
-                        if hasattr(agent, "_policies") else [agent.policy(o) for o in moves])
+            policies = (
+                [p for p, _ in agent._policies(moves, [agent.prompts.build(o) for o in moves])]
+                if hasattr(agent, "_policies")
+                else [agent.policy(o) for o in moves]
+            )
             for (s0, k), pol in zip(move_slots, policies):
-                sigma[s0:s0 + k] = [pol.get(int(a), 0.0) for a in tree.slot_action[s0:s0 + k]]
+                sigma[s0 : s0 + k] = [pol.get(int(a), 0.0) for a in tree.slot_action[s0 : s0 + k]]
             m = int(self.p["eval_samples"])
             samples = self._generate(talk, m, seed)
             ids = self._assign([t for row in samples for t in row])
             for (s0, k), row in zip(talk_slots, samples):
                 counts = np.bincount([ids[t] for t in row], minlength=k)[:k].astype(float)
-                sigma[s0:s0 + k] = counts / max(counts.sum(), 1.0)
+                sigma[s0 : s0 + k] = counts / max(counts.sum(), 1.0)
         finally:
             self.agent = saved
         return sigma
@@ -143,7 +176,7 @@ class LSPO(DPO):
         uniform = np.zeros(tree.num_slots)
         for i in range(tree.num_infosets):
             s0, k = int(tree.info_start[i]), int(tree.info_size[i])
-            uniform[s0:s0 + k] = 1.0 / k
+            uniform[s0 : s0 + k] = 1.0 / k
         out = {"exploitability": exploitability(abstract, sigma, tree)}
         n = tree.num_players
         for name, other in (("cfr", star), ("uniform", uniform)):
@@ -179,7 +212,7 @@ class LSPO(DPO):
         talk = [(st, step) for st, step in decisions if step.observation.decision == "text"]
         extra = self._generate([step.observation for _, step in talk], int(self.p["candidates"]), seed)
         cands = [[str(step.action)] + row for (_, step), row in zip(talk, extra)]
-        self.corpus = (self.corpus + [t for row in cands for t in row])[-int(self.p["corpus"]):]
+        self.corpus = (self.corpus + [t for row in cands for t in row])[-int(self.p["corpus"]) :]
         if not self.corpus:
             self.updates += 1
             return {"lspo/skipped_games": float(skipped), "dpo/pairs": 0.0}
@@ -191,8 +224,9 @@ class LSPO(DPO):
         tree = get_tree(abstract)
         star = policy_array(abstract, solve.policy(), tree)
         table = solve.policy()
-        latent_of = self._assign([m for st, _ in decisions for _, m in st.said if isinstance(m, str)]
-                                 + [t for row in cands for t in row])
+        latent_of = self._assign(
+            [m for st, _ in decisions for _, m in st.said if isinstance(m, str)] + [t for row in cands for t in row]
+        )
 
         def latent(_p: int, text: str) -> int:
             return latent_of[text]
@@ -202,8 +236,9 @@ class LSPO(DPO):
         margin = float(self.p["margin"])
         enc = self.agent.backend.encode
         talk_cands = {id(step): row for (_, step), row in zip(talk, cands)}
-        keyed = [(st.abstracted(abstract, latent).information_state_key(step.player), st, step)
-                 for st, step in decisions]
+        keyed = [
+            (st.abstracted(abstract, latent).information_state_key(step.player), st, step) for st, step in decisions
+        ]
         said: dict[str, list[int]] = {}  # how often the LLM says each latent strategy, per abstract infoset
         for key, _, step in keyed:
             if step.observation.decision == "text":
@@ -228,13 +263,21 @@ class LSPO(DPO):
                 if gap[hi_a] - gap[lo_a] >= margin:
                     cont = self.agent.prompts.continuation
                     self.agent.prompts.build(obs)  # sets whether the chat template shapes the labels
-                    pairs.append(PreferencePair(prompt, tuple(enc(cont(obs.label_of(hi_a)))),
-                                                tuple(enc(cont(obs.label_of(lo_a))))))
+                    pairs.append(
+                        PreferencePair(
+                            prompt, tuple(enc(cont(obs.label_of(hi_a)))), tuple(enc(cont(obs.label_of(lo_a))))
+                        )
+                    )
                     n_move += 1
-        out = {"lspo/latent_strategies": float(k), "lspo/silhouette": float(self.latent.silhouette),
-               "lspo/corpus": float(len(self.corpus)), "lspo/cfr_exploitability": exploitability(abstract, star, tree),
-               "lspo/pairs_talk": float(n_talk), "lspo/pairs_move": float(n_move),
-               "lspo/skipped_games": float(skipped)}
+        out = {
+            "lspo/latent_strategies": float(k),
+            "lspo/silhouette": float(self.latent.silhouette),
+            "lspo/corpus": float(len(self.corpus)),
+            "lspo/cfr_exploitability": exploitability(abstract, star, tree),
+            "lspo/pairs_talk": float(n_talk),
+            "lspo/pairs_move": float(n_move),
+            "lspo/skipped_games": float(skipped),
+        }
         if self.p["measure_before"]:
             before = self._measure(abstract, self.abstract_policy(abstract, self.agent, seed + 1), star)
             out["lspo/llm_exploitability_before"] = before["exploitability"]

@@ -9,6 +9,7 @@ sync at all); with vLLM the trainer keeps a transformers copy and after each upd
 every (merged) tensor into the engine with ``VLLMBackend.update_weights`` (in place, never a
 reload from disk).
 """
+
 from __future__ import annotations
 
 import copy
@@ -32,16 +33,25 @@ def _torch() -> Any:
 class TrainableLLM:
     """Owns the learner's weights. ``logprobs`` gives differentiable per-sequence log-probs."""
 
-    def __init__(self, agent: Any, lr: float = 1e-3, lora: dict[str, Any] | None = None,
-                 max_grad_norm: float = 1.0, weight_decay: float = 0.0, model_path: str | None = None,
-                 device: str | None = None) -> None:
+    def __init__(
+        self,
+        agent: Any,
+        lr: float = 1e-3,
+        lora: dict[str, Any] | None = None,
+        max_grad_norm: float = 1.0,
+        weight_decay: float = 0.0,
+        model_path: str | None = None,
+        device: str | None = None,
+    ) -> None:
         torch = _torch()
         from arena.plugins.agents.llm.hf import TransformersBackend
 
         backend = getattr(agent, "backend", None)
         if backend is None or not hasattr(backend, "tokenizer"):
-            raise ArenaError(f"llm trainers train 'llm' agents with a local backend (transformers or vllm); "
-                             f"agent '{getattr(agent, 'name', agent)}' has none")
+            raise ArenaError(
+                f"llm trainers train 'llm' agents with a local backend (transformers or vllm); "
+                f"agent '{getattr(agent, 'name', agent)}' has none"
+            )
         self.agent = agent
         self.engine = None  # a vLLM backend to keep in sync
         if isinstance(backend, TransformersBackend):
@@ -58,8 +68,10 @@ class TrainableLLM:
             self.engine = backend
             backend.weight_updates = True  # the engine was started by this process; we push weights below
         else:
-            raise ArenaError(f"llm trainers cannot train through backend '{getattr(backend, 'name', '?')}' "
-                             "(use transformers or vllm)")
+            raise ArenaError(
+                f"llm trainers cannot train through backend '{getattr(backend, 'name', '?')}' "
+                "(use transformers or vllm)"
+            )
         self.lora = dict(lora) if lora else None
         if self.lora:
             model = _with_lora(model, self.lora)
@@ -75,8 +87,9 @@ class TrainableLLM:
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
 
     # -- log-probabilities ----------------------------------------------------------------------
-    def logprobs(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], grad: bool = True,
-                 model: Any = None) -> Any:
+    def logprobs(
+        self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], grad: bool = True, model: Any = None
+    ) -> Any:
         """Summed log-prob of each continuation (second) after its prompt (first), one tensor.
 
         Identical pairs run once (a Kuhn batch has 12 distinct information sets, not 256)."""
@@ -94,9 +107,9 @@ class TrainableLLM:
         target = torch.zeros((len(uniq), longest), dtype=torch.bool)
         for r, (p, c) in enumerate(uniq):
             seq = list(p) + list(c)
-            ids[r, :len(seq)] = torch.tensor(seq, dtype=torch.long)
-            mask[r, :len(seq)] = 1
-            target[r, len(p):len(seq)] = True  # positions whose token is a completion token
+            ids[r, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+            mask[r, : len(seq)] = 1
+            target[r, len(p) : len(seq)] = True  # positions whose token is a completion token
         dev = next(model.parameters()).device  # the trainer's copy may live on a GPU (device: cuda)
         ids, mask, target = ids.to(dev), mask.to(dev), target.to(dev)
         ctx = torch.enable_grad() if grad else torch.no_grad()
@@ -162,8 +175,10 @@ class TrainableLLM:
             self.tokenizer.save_pretrained(out)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"model": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
-                "optimizer": self.optimizer.state_dict()}
+        return {
+            "model": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
+            "optimizer": self.optimizer.state_dict(),
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.model.load_state_dict(state["model"])
@@ -186,9 +201,13 @@ def _with_lora(model: Any, cfg: dict[str, Any]) -> Any:
     bad = sorted(set(cfg) - known)
     if bad:
         raise ArenaError(f"llm trainers: unknown lora key(s) {', '.join(bad)}; keys: {', '.join(sorted(known))}")
-    conf = LoraConfig(r=int(cfg.get("r", 8)), lora_alpha=int(cfg.get("alpha", 16)),
-                      lora_dropout=float(cfg.get("dropout", 0.0)),
-                      target_modules=list(cfg.get("targets", LORA_TARGETS)), task_type="CAUSAL_LM")
+    conf = LoraConfig(
+        r=int(cfg.get("r", 8)),
+        lora_alpha=int(cfg.get("alpha", 16)),
+        lora_dropout=float(cfg.get("dropout", 0.0)),
+        target_modules=list(cfg.get("targets", LORA_TARGETS)),
+        task_type="CAUSAL_LM",
+    )
     return get_peft_model(model, conf)
 
 

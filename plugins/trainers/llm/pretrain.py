@@ -10,6 +10,7 @@ pretrained LLM already reads the situation; this warm-up gives the tiny local mo
 starting point *without teaching it a strategy*: every action in the corpus is drawn uniformly
 at random, so the warmed-up policy is close to uniform.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -39,8 +40,16 @@ def random_play_corpus(game: Game, agent: Any, games: int, seed: int, players: A
     return texts
 
 
-def pretrain(agent: Any, game: Game, games: int = 200, steps: int = 200, lr: float = 1e-3, batch: int = 32,
-             seed: int = 0, players: Any = "random") -> tuple[Any, list[float]]:
+def pretrain(
+    agent: Any,
+    game: Game,
+    games: int = 200,
+    steps: int = 200,
+    lr: float = 1e-3,
+    batch: int = 32,
+    seed: int = 0,
+    players: Any = "random",
+) -> tuple[Any, list[float]]:
     """Next-token training of ``agent``'s model on :func:`random_play_corpus`; returns the
     :class:`~.model.TrainableLLM` (``save`` writes the warmed-up model) and the loss per step."""
     import torch

@@ -9,6 +9,7 @@ text and a mismatch skips the game (e.g. an agent that drew from the counter str
 ``playout_values`` plays many continuations at once in lockstep, one batched ``act_batch``
 call per round, so an LLM policy sees the whole batch.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -99,8 +100,9 @@ def final_state(game: Game, traj: Trajectory) -> State | None:
     return state if state.is_terminal() else None
 
 
-def branch(game: Game, items: Sequence[tuple[Trajectory, int]], agent: Agent, copies: int,
-           seed: int) -> list[list[tuple[Trajectory, State]] | None]:
+def branch(
+    game: Game, items: Sequence[tuple[Trajectory, int]], agent: Agent, copies: int, seed: int
+) -> list[list[tuple[Trajectory, State]] | None]:
     """For each recorded (trajectory, seat): ``copies`` new rollouts from the same start state —
     the state before the seat's first decision, rebuilt by :func:`replay` (same task instance,
     same deal) — with ``agent`` playing every decision from there, each copy with its own random
@@ -115,8 +117,9 @@ def branch(game: Game, items: Sequence[tuple[Trajectory, int]], agent: Agent, co
         states = replay(game, traj) if k is not None else None
         if states is None or k is None:
             continue
-        copies_of[i] = [(states[k].clone(), game_rng(seed, i * copies + c), list(traj.steps[:k]))
-                        for c in range(copies)]
+        copies_of[i] = [
+            (states[k].clone(), game_rng(seed, i * copies + c), list(traj.steps[:k])) for c in range(copies)
+        ]
     while True:
         pending = []
         for i, group in enumerate(copies_of):
@@ -138,8 +141,9 @@ def branch(game: Game, items: Sequence[tuple[Trajectory, int]], agent: Agent, co
             actions, infos = list(agent.act_batch(obs)), [{} for _ in obs]
         for (s, g, steps), o, a, info in zip(pending, obs, actions, infos):
             o.freeze()
-            steps.append(Step(o.player, o, a, info.get("log_prob"), 0.0,
-                              {k: v for k, v in info.items() if k != "log_prob"}))
+            steps.append(
+                Step(o.player, o, a, info.get("log_prob"), 0.0, {k: v for k, v in info.items() if k != "log_prob"})
+            )
             s.apply_action(a)
             sample_chance(s, g)
     out: list[list[tuple[Trajectory, State]] | None] = []
@@ -148,6 +152,10 @@ def branch(game: Game, items: Sequence[tuple[Trajectory, int]], agent: Agent, co
             out.append(None)
             continue
         traj = items[i][0]
-        out.append([(Trajectory(traj.game_index, g.seed, list(traj.seats), steps, list(s.returns())), s)
-                    for s, g, steps in group])
+        out.append(
+            [
+                (Trajectory(traj.game_index, g.seed, list(traj.seats), steps, list(s.returns())), s)
+                for s, g, steps in group
+            ]
+        )
     return out

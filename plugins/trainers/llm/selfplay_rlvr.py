@@ -13,6 +13,7 @@ are trained). Each of its decisions gets the Monte-Carlo return of its seat, plu
 The update is :func:`tokens.clipped_pg_update` (clipped ratio, ``epochs`` passes, optional KL to
 the initial model). See ``shared/papers/llm_selfplay_trainers.md`` §4.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -54,8 +55,9 @@ class SelfPlayRLVR(LLMTrainer):
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
         super().__init__(game, learners, **params)
         if self.p["baseline"] not in BASELINES:
-            raise ArenaError(f"trainer 'selfplay_rlvr': baseline must be one of {', '.join(BASELINES)}, "
-                             f"not {self.p['baseline']!r}")
+            raise ArenaError(
+                f"trainer 'selfplay_rlvr': baseline must be one of {', '.join(BASELINES)}, not {self.p['baseline']!r}"
+            )
         if game.spec.num_players != 2:
             raise ArenaError("trainer 'selfplay_rlvr' needs a two-player zero-sum game")
         self.baseline = RoleBaseline(float(self.p["alpha"]), per_role=self.p["baseline"] == "rae")

@@ -30,6 +30,7 @@ game cycles (the note, §2); the last iterate still samples (SPPO needs pi_t), t
 what snapshots save, and on tree games its exploitability is reported every iteration
 (``sppo/kept_exploitability``) beside the last iterate's (``sppo/last_exploitability``).
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -57,8 +58,10 @@ class SPPO(LLMTrainer):
             judge = self.p["judge"]
             self.judge = load_judge(dict(judge) if isinstance(judge, dict) else judge, game)
         elif game.spec.num_players != 2 or not game.spec.zero_sum:
-            raise ArenaError("trainer 'sppo' reads preferences from outcomes of a two-player zero-sum game; "
-                             "set judge: NAME for other games")
+            raise ArenaError(
+                "trainer 'sppo' reads preferences from outcomes of a two-player zero-sum game; "
+                "set judge: NAME for other games"
+            )
         if int(self.p["rollouts"]) < 1:
             raise ArenaError("trainer 'sppo': rollouts must be at least 1")
         self.scale = max(abs(game.spec.min_utility), abs(game.spec.max_utility)) or 1.0
@@ -228,7 +231,7 @@ class SPPO(LLMTrainer):
         seq = self.model.logprobs(pairs, grad=grad, model=model)
         out = []
         for start, n, idx in spans:
-            row = seq[start:start + n]
+            row = seq[start : start + n]
             if self.agent.mode == "scored":
                 row = torch.log_softmax(row / max(self.agent.temperature, 1e-6), dim=0)
             out.append(row[torch.tensor(idx, dtype=torch.long)])
@@ -260,11 +263,18 @@ class SPPO(LLMTrainer):
         if self.p["average"]:
             self.keep()
             if self.game.spec.tree and self.agent.has_policy:
-                extra = {"sppo/kept_exploitability": self._exploitability(kept=True),
-                         "sppo/last_exploitability": self._exploitability(kept=False)}
-        return {**extra, "sppo/loss_first": losses[0], "sppo/loss_last": losses[-1], "sppo/prompts": float(len(items)),
-                "sppo/p_hat_spread": float(np.mean(np.abs(np.array(p_hat) - 0.5))),
-                "sppo/skipped_games": float(skipped)}
+                extra = {
+                    "sppo/kept_exploitability": self._exploitability(kept=True),
+                    "sppo/last_exploitability": self._exploitability(kept=False),
+                }
+        return {
+            **extra,
+            "sppo/loss_first": losses[0],
+            "sppo/loss_last": losses[-1],
+            "sppo/prompts": float(len(items)),
+            "sppo/p_hat_spread": float(np.mean(np.abs(np.array(p_hat) - 0.5))),
+            "sppo/skipped_games": float(skipped),
+        }
 
 
 def make_sppo(game: Game, learners: Sequence[Any], **params: Any) -> SPPO:

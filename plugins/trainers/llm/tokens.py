@@ -16,6 +16,7 @@ entropy bonus, exact over the labels of scored decisions: it keeps a scored poli
 saturating (at T = 16 a few updates can push one label's probability to 0.999, after which it
 gets no gradient back).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -68,12 +69,24 @@ def decision_of(step: Any, agent: Any) -> Decision | None:
         if ex.get("completion_ids") is None:
             return None
         responses, chosen = [list(ex["completion_ids"])], 0
-    return Decision(0, 0, step.player, list(prompt), responses, chosen, scored, float(agent.temperature),
-                    step.log_prob, int(ex.get("invalid_attempts", 0) or 0), bool(ex.get("fallback", False)))
+    return Decision(
+        0,
+        0,
+        step.player,
+        list(prompt),
+        responses,
+        chosen,
+        scored,
+        float(agent.temperature),
+        step.log_prob,
+        int(ex.get("invalid_attempts", 0) or 0),
+        bool(ex.get("fallback", False)),
+    )
 
 
-def action_logprobs(trainable: Any, decisions: Sequence[Decision], grad: bool = True,
-                    model: Any = None) -> tuple[Any, list]:
+def action_logprobs(
+    trainable: Any, decisions: Sequence[Decision], grad: bool = True, model: Any = None
+) -> tuple[Any, list]:
     """log pi(action) per decision (one tensor) and, for scored decisions, the full log-policy
     over the labels (for an exact KL); ``None`` for generated ones."""
     import torch
@@ -86,7 +99,7 @@ def action_logprobs(trainable: Any, decisions: Sequence[Decision], grad: bool = 
     out, dists = [], []
     for d, (a, n) in zip(decisions, spans):
         if d.scored:
-            logpol = torch.log_softmax(seq[a:a + n] / max(d.temperature, 1e-6), dim=0)
+            logpol = torch.log_softmax(seq[a : a + n] / max(d.temperature, 1e-6), dim=0)
             out.append(logpol[d.chosen])
             dists.append(logpol)
         else:
@@ -111,10 +124,20 @@ def kl_to_reference(trainable: Any, decisions: Sequence[Decision], logp: Any, di
     return torch.stack(terms).mean()
 
 
-def clipped_pg_update(trainable: Any, decisions: Sequence[Decision], advantages: Sequence[float], *,
-                      epochs: int = 1, clip: float = 0.2, is_cap: float = 2.0, kl: float = 0.0,
-                      ref_model: Any = None, minibatches: int = 1, seed: int = 0,
-                      entropy: float = 0.0) -> dict[str, float]:
+def clipped_pg_update(
+    trainable: Any,
+    decisions: Sequence[Decision],
+    advantages: Sequence[float],
+    *,
+    epochs: int = 1,
+    clip: float = 0.2,
+    is_cap: float = 2.0,
+    kl: float = 0.0,
+    ref_model: Any = None,
+    minibatches: int = 1,
+    seed: int = 0,
+    entropy: float = 0.0,
+) -> dict[str, float]:
     """The shared update (module docstring). Decisions with zero advantage are dropped
     (they carry no gradient), as SPIRAL's ``filter_zero_adv`` does."""
     import numpy as np
@@ -127,8 +150,11 @@ def clipped_pg_update(trainable: Any, decisions: Sequence[Decision], advantages:
     adv = torch.tensor([float(advantages[i]) for i in keep], dtype=torch.float32)
     with torch.no_grad():
         old, _ = action_logprobs(trainable, decs, grad=False)
-    behaviour = torch.tensor([d.behaviour_logp if d.behaviour_logp is not None else float(old[i])
-                              for i, d in enumerate(decs)], dtype=torch.float32, device=old.device)
+    behaviour = torch.tensor(
+        [d.behaviour_logp if d.behaviour_logp is not None else float(old[i]) for i, d in enumerate(decs)],
+        dtype=torch.float32,
+        device=old.device,
+    )
     adv = adv.to(old.device)
     raw_w = torch.exp(old - behaviour)
     tis = torch.clamp(raw_w, max=is_cap)
