@@ -552,17 +552,27 @@ class League:
         return metrics
 
     def _prune_live(self) -> None:
-        """Delete live checkpoints no started rollout and no current ref needs any more."""
+        """Delete live checkpoints that no started rollout, no current ref and no rollout of the
+        last commit needs any more (a crash resumes from that commit and replays its rollouts)."""
         root = self.run_dir / "live"
         if not root.exists():
             return
         for slot in root.iterdir():
-            keep = {self.versions.get(slot.name, 0)} | {
-                v.version
-                for j in self.inflight.values()
-                for v in j.refs.values()
-                if getattr(v, "slot", None) == str(slot)
-            }
+            keep = (
+                {self.versions.get(slot.name, 0)}
+                | {
+                    v.version
+                    for j in self.inflight.values()
+                    for v in j.refs.values()
+                    if getattr(v, "slot", None) == str(slot)
+                }
+                | {
+                    int(v["version"])
+                    for d in self.state.pending
+                    for v in d["refs"].values()
+                    if isinstance(v, dict) and v.get("slot") == str(slot)
+                }
+            )
             for d in slot.glob("v*"):
                 if d.is_dir() and d.name[1:].isdigit() and int(d.name[1:]) < min(keep):
                     shutil.rmtree(d, ignore_errors=True)
