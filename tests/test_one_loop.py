@@ -226,49 +226,46 @@ def test_observer_plugin_hears_every_stored_game(tmp_path, fresh_registry, capsy
     assert counter.finished == counter.started == ["match", "tournament", "league", "train", "llm-train", "host"]
 
 
-@pytest.mark.slow
-def test_arena_train_killed_with_sigkill_resumes_to_the_same_numbers(tmp_path, subprocess_env):
-    args = [
-        "train",
-        str(REPO / "configs/social/ipd_aa.yaml"),
-        "iterations=6",
-        "games_per_iter=32",
-        "eval_every=3",
-        "eval_games=16",
-        "quiet=true",
-    ]
+def _clean_and_killed_runs(tmp_path: Path, args: list[str], env: dict, kill_at: int, steps: int) -> dict:
+    """Run ``arena ARGS`` to the end (``clean``), and again (``crash``) killed with SIGKILL once
+    ``kill_at`` steps are committed, then rerun; returns both final metric rows (time removed)."""
     clean = subprocess.run(
-        arena_cmd() + args + [f"out={tmp_path / 'clean'}"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env,
-        timeout=300,
+        arena_cmd() + args + [f"out={tmp_path / 'clean'}"], capture_output=True, text=True, env=env, timeout=300
     )
     assert clean.returncode == 0, clean.stderr[-2000:]
     crash = arena_cmd() + args + [f"out={tmp_path / 'crash'}"]
-    proc = subprocess.Popen(crash, env=subprocess_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(crash, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     db, killed = tmp_path / "crash" / "arena.sqlite", None
     deadline = time.time() + 240
     while time.time() < deadline and proc.poll() is None:
         now = committed(db)
-        if now >= 2:
+        if now >= kill_at:
             os.kill(proc.pid, signal.SIGKILL)
             killed = now
             break
         time.sleep(0.01)
     proc.wait(timeout=60)
-    assert killed is not None and killed < 6, proc.stderr.read().decode()[-2000:]
-    again = subprocess.run(crash, capture_output=True, text=True, env=subprocess_env, timeout=300)
+    assert killed is not None and killed < steps, proc.stderr.read().decode()[-2000:]
+    again = subprocess.run(crash, capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0, again.stderr[-2000:]
-    a = json.loads((tmp_path / "clean" / "results.json").read_text())["final"]
-    b = json.loads((tmp_path / "crash" / "results.json").read_text())["final"]
-    a.pop("seconds"), b.pop("seconds")
-    assert a == b
+    finals = {}
+    for name in ("clean", "crash"):
+        finals[name] = json.loads((tmp_path / name / "results.json").read_text())["final"]
+        finals[name].pop("seconds")
+    assert rows(tmp_path / "clean/train/arena.sqlite") == rows(tmp_path / "crash/train/arena.sqlite")
+    return finals
+
+
+@pytest.mark.slow
+def test_arena_train_killed_with_sigkill_resumes_to_the_same_numbers(tmp_path, subprocess_env):
+    args = ["train", str(REPO / "configs/social/ipd_aa.yaml"), "iterations=6", "games_per_iter=32", "eval_every=3",
+            "eval_games=16", "quiet=true"]  # fmt: skip
+    finals = _clean_and_killed_runs(tmp_path, args, subprocess_env, kill_at=2, steps=6)
+    assert finals["clean"] == finals["crash"]
     for lbl in ("learner_0", "learner_1"):
         wa = torch.load(tmp_path / "clean/checkpoints/step-000006/learners" / lbl / "weights.pt", weights_only=True)
         wb = torch.load(tmp_path / "crash/checkpoints/step-000006/learners" / lbl / "weights.pt", weights_only=True)
         assert all(torch.equal(wa[k], wb[k]) for k in wa)
-    assert rows(tmp_path / "clean/train/arena.sqlite") == rows(tmp_path / "crash/train/arena.sqlite")
 
 
 def test_malicious_trainer_state_is_refused(tmp_path):
@@ -300,34 +297,7 @@ def test_arena_llm_train_killed_with_sigkill_resumes_to_the_same_numbers(tmp_pat
         f"game: kuhn_poker\nmodel: {{dir: {tiny_model_dir(1)}}}\nagent: {{temperature: 16}}\n"
         "iterations: 3\ngames_per_iter: 8\neval_every: 3\n"
     )
-    args = ["llm-train", str(cfg)]
-    clean = subprocess.run(
-        arena_cmd() + args + [f"out={tmp_path / 'clean'}"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env,
-        timeout=300,
-    )
-    assert clean.returncode == 0, clean.stderr[-2000:]
-    crash = arena_cmd() + args + [f"out={tmp_path / 'crash'}"]
-    proc = subprocess.Popen(crash, env=subprocess_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    db, killed = tmp_path / "crash" / "arena.sqlite", None
-    deadline = time.time() + 240
-    while time.time() < deadline and proc.poll() is None:
-        now = committed(db)
-        if now >= 1:
-            os.kill(proc.pid, signal.SIGKILL)
-            killed = now
-            break
-        time.sleep(0.01)
-    proc.wait(timeout=60)
-    assert killed is not None and killed < 3, proc.stderr.read().decode()[-2000:]
-    again = subprocess.run(crash, capture_output=True, text=True, env=subprocess_env, timeout=300)
-    assert again.returncode == 0, again.stderr[-2000:]
-    a = json.loads((tmp_path / "clean" / "results.json").read_text())["final"]
-    b = json.loads((tmp_path / "crash" / "results.json").read_text())["final"]
-    a.pop("seconds"), b.pop("seconds")
-    assert a == b
+    finals = _clean_and_killed_runs(tmp_path, ["llm-train", str(cfg)], subprocess_env, kill_at=1, steps=3)
+    assert finals["clean"] == finals["crash"]
     weights = "checkpoints/step-000003/learners/learner/model.safetensors"
     assert (tmp_path / "clean" / weights).read_bytes() == (tmp_path / "crash" / weights).read_bytes()
-    assert rows(tmp_path / "clean/train/arena.sqlite") == rows(tmp_path / "crash/train/arena.sqlite")
