@@ -110,7 +110,30 @@ def test_async_league_resumes_after_a_stop_with_rollouts_in_flight(tmp_path, mon
     assert state(tmp_path / "split") == state(tmp_path / "whole")
     run_league(kuhn(tmp_path / "sync", 0), quiet=True)
     assert state(tmp_path / "sync")[1] != state(tmp_path / "whole")[1]  # staleness changes what is learned
-    assert len(list((tmp_path / "whole" / "live" / "ppo").iterdir())) <= 2  # old versions pruned
+    # old versions pruned; kept: the current one, the in-flight rollouts' and the last commit's (k + 2 at most)
+    assert len(list((tmp_path / "whole" / "live" / "ppo").iterdir())) <= 3
+
+
+def test_async_resume_after_a_crash_between_a_step_and_its_commit(tmp_path, monkeypatch):
+    """Killed after step 3's update (old live versions pruned) but before its commit: the run
+    resumes from step 2, whose started rollouts still name the version they were started with."""
+    from arena.league.runner import League
+
+    torch.set_num_threads(1)
+    run_league(kuhn(tmp_path / "whole", 1), quiet=True)
+    commit = League.commit
+
+    def crash_before_three(self, step):
+        if step == 3:
+            raise KeyboardInterrupt
+        commit(self, step)
+
+    monkeypatch.setattr(League, "commit", crash_before_three)
+    with pytest.raises(KeyboardInterrupt):
+        run_league(kuhn(tmp_path / "split", 1), quiet=True)
+    monkeypatch.setattr(League, "commit", commit)
+    run_league(kuhn(tmp_path / "split", 1), quiet=True)
+    assert state(tmp_path / "split") == state(tmp_path / "whole")
 
 
 def test_negative_staleness_is_one_line(tmp_path):
