@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import tempfile
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -76,7 +76,7 @@ def check_game(game: str | Game, *, games: int = 200, seed: int = 0, pettingzoo_
     if not spec.text_decisions:
         _check_pettingzoo(spec.full_name, spec.simultaneous, pettingzoo_cycles, what)
     for k in range(min(games, 20)):
-        _walk(g, seed + k, what)
+        _walk(g, seed + k, what, _renderings(what))
     _check_random_play(g, games, seed, what)
 
 
@@ -94,8 +94,9 @@ def _check_pettingzoo(name: str, simultaneous: bool, cycles: int, what: str) -> 
         raise ConformanceError(f"{what}: PettingZoo conformance failed: {exc}") from exc
 
 
-def _walk(game: Game, seed: int, what: str) -> None:
-    """One random game stepped by hand, checking every node's renderings."""
+def _walk(game: Game, seed: int, what: str, check: Callable[[State, int], bool]) -> None:
+    """One random game stepped by hand: ``check(state, player)`` runs at every decision before
+    the player's random move (``False`` ends the walk there)."""
     rng = np.random.default_rng(seed)
     state = game.new_initial_state(seed)
     for _ in range(100_000):
@@ -106,15 +107,17 @@ def _walk(game: Game, seed: int, what: str) -> None:
         if state.is_chance_node():
             _sample_chance(state, rng, what)
             continue
-        moves = [_random_move(state, p, rng, what) for p in state.acting_players()]
-        _require(bool(moves), what, "a non-terminal, non-chance state has no acting player")
+        players = state.acting_players()
+        _require(bool(players), what, "a non-terminal, non-chance state has no acting player")
+        joint: list[Any] = [0] * game.spec.num_players
+        for p in players:
+            if not check(state, p):
+                return
+            joint[p] = _random_move(state, p, rng, what)
         if state.is_simultaneous_node():
-            joint: list[Any] = [0] * game.spec.num_players
-            for p, a in zip(state.acting_players(), moves):
-                joint[p] = a
             state.apply_actions(joint)
         else:
-            state.apply_action(moves[0])
+            state.apply_action(joint[players[0]])
     raise ConformanceError(f"{what}: a random game did not end within 100,000 moves")
 
 
@@ -130,19 +133,29 @@ def _sample_chance(state: State, rng: np.random.Generator, what: str) -> None:
 
 
 def _random_move(state: State, player: int, rng: np.random.Generator, what: str) -> Any:
-    text = state.observation_text(player)
-    _require(isinstance(text, str) and bool(text.strip()), what, f"observation_text({player}) is empty")
     if state.decision_kind(player) == "text":
         return "ok"
     legal = state.legal_actions(player)
-    _require(bool(legal), what, f"player {player} must act but has no legal actions:\n{text}")
-    labels = [state.action_label(player, a) for a in legal]
-    _require(
-        all(isinstance(x, str) and x.strip() for x in labels) and len(set(labels)) == len(labels),
-        what,
-        f"legal actions need distinct, non-empty labels (people and LLMs choose by label): {labels}",
-    )
+    _require(bool(legal), what, f"player {player} must act but has no legal actions:\n{state.observation_text(player)}")
     return int(legal[int(rng.integers(len(legal)))])
+
+
+def _renderings(what: str) -> Callable[[State, int], bool]:
+    """A walk check: every decision has a text rendering, and legal actions distinct labels."""
+
+    def check(state: State, player: int) -> bool:
+        text = state.observation_text(player)
+        _require(isinstance(text, str) and bool(text.strip()), what, f"observation_text({player}) is empty")
+        if state.decision_kind(player) != "text":
+            labels = [state.action_label(player, a) for a in state.legal_actions(player)]
+            _require(
+                all(isinstance(x, str) and x.strip() for x in labels) and len(set(labels)) == len(labels),
+                what,
+                f"legal actions need distinct, non-empty labels (people and LLMs choose by label): {labels}",
+            )
+        return True
+
+    return check
 
 
 def _check_random_play(game: Game, games: int, seed: int, what: str) -> None:
@@ -236,39 +249,30 @@ def check_agent(spec: Any, game: str | Game, *, games: int = 20, seed: int = 0) 
         )
     if first.has_policy:
         for k in range(min(games, 10)):
-            _check_policy(g, first, seed + k, what)
+            _walk(g, seed + k, what, _policy_is_a_distribution(g, first, seed + k, what))
     if checkpoint_param(name) is not None:
         _check_reload(g, first, spec, games, seed, what)
 
 
-def _check_policy(game: Game, agent: Agent, seed: int, what: str) -> None:
-    rng = np.random.default_rng(seed)
-    state = game.new_initial_state(seed)
-    while not state.is_terminal():
-        if state.is_chance_node():
-            _sample_chance(state, rng, what)
-            continue
-        joint: list[Any] = [0] * game.spec.num_players
-        for p in state.acting_players():
-            if state.decision_kind(p) == "text":
-                return
-            obs = Observation(state, p, np.random.default_rng(seed), game.spec.full_name)
-            probs = dict(agent.policy(obs))
-            legal = sorted(state.legal_actions(p))
-            _require(
-                set(probs) <= set(legal), what, f"policy puts mass on illegal actions {sorted(set(probs) - set(legal))}"
-            )
-            total = sum(probs.values())
-            _require(
-                all(v >= 0 for v in probs.values()) and abs(total - 1) < 1e-6,
-                what,
-                f"policy is not a distribution (sum {total}): {probs}",
-            )
-            joint[p] = legal[int(rng.integers(len(legal)))]
-        if state.is_simultaneous_node():
-            state.apply_actions(joint)
-        else:
-            state.apply_action(joint[state.current_player()])
+def _policy_is_a_distribution(game: Game, agent: Agent, seed: int, what: str) -> Callable[[State, int], bool]:
+    """A walk check: ``agent.policy`` puts non-negative mass summing to 1 on legal actions only
+    (the walk ends at the first free-text decision, which has no distribution)."""
+
+    def check(state: State, player: int) -> bool:
+        if state.decision_kind(player) == "text":
+            return False
+        probs = dict(agent.policy(Observation(state, player, np.random.default_rng(seed), game.spec.full_name)))
+        legal = set(state.legal_actions(player))
+        _require(set(probs) <= legal, what, f"policy puts mass on illegal actions {sorted(set(probs) - legal)}")
+        total = sum(probs.values())
+        _require(
+            all(v >= 0 for v in probs.values()) and abs(total - 1) < 1e-6,
+            what,
+            f"policy is not a distribution (sum {total}): {probs}",
+        )
+        return True
+
+    return check
 
 
 def _check_reload(game: Game, agent: Agent, spec: Any, games: int, seed: int, what: str) -> None:

@@ -18,7 +18,7 @@ import yaml
 
 from conftest import arena_cmd
 from test_league_resume import committed, rows
-from test_third_party_plugins import make_package
+from test_third_party_plugins import make_package, pip_install
 
 LEARNER = '''
 """A softmax table over information states trained by REINFORCE with a numpy generator."""
@@ -127,23 +127,7 @@ def league(out: Path) -> dict:
 @pytest.fixture(scope="module")
 def learner_path(tmp_path_factory):
     root = tmp_path_factory.mktemp("learner")
-    pkg = make_package(root, "arena-table", "arena_table", LEARNER)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "--target",
-            str(root / "site"),
-            str(pkg),
-        ],
-        check=True,
-    )
-    return root / "site"
+    return pip_install(root / "site", make_package(root, "arena-table", "arena_table", LEARNER))
 
 
 @pytest.mark.slow

@@ -113,29 +113,19 @@ def make_package(root: Path, dist: str, module: str, source: str) -> Path:
     return pkg
 
 
+def pip_install(target: Path, *packages: Path) -> Path:
+    """pip-install package directories into ``target`` (a directory for PYTHONPATH), as a user would."""
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target"]
+    subprocess.run(pip + [str(target)] + [str(p) for p in packages], check=True)
+    return target
+
+
 @pytest.fixture(scope="module")
 def plugin_path(tmp_path_factory):
     root = tmp_path_factory.mktemp("plugins")
-    target = root / "site"
     good = make_package(root, "arena-pennies", "arena_pennies", GOOD)
     broken = make_package(root, "arena-broken", "arena_broken", BROKEN)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "--target",
-            str(target),
-            str(good),
-            str(broken),
-        ],
-        check=True,
-    )
-    return target
+    return pip_install(root / "site", good, broken)
 
 
 def run_arena(args, plugin_path, env):

@@ -107,15 +107,28 @@ def league_config(cfg: TrainConfig) -> Any:
     )
 
 
-def train(cfg: TrainConfig, log: Any = None) -> dict[str, Any]:
-    """Run ``cfg`` through the league runner (resuming a killed run); return ``results.json``."""
+def run_front_end(league: Any, cfg: Any, kind: str, log: Any = None) -> dict[str, Any]:
+    """What ``arena train`` and ``arena llm-train`` share: run their league (resuming a killed
+    run) with the front-end's own YAML as the run's config text; return ``results.json``."""
     from arena.league import run_league
 
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
-    league = league_config(cfg)
-    result = run_league(league, config_text=to_yaml(cfg), quiet=cfg.quiet, log=log, kind="train")
+    result = run_league(league, config_text=to_yaml(cfg), quiet=cfg.quiet, log=log, kind=kind)
     assert result.results is not None  # the front-ends always measure their learner
     return result.results
+
+
+def report_written(out: str, final: dict[str, Any], hint: str) -> None:
+    print(
+        f"wrote {out}/results.json, metrics.csv, curves.png, snapshots/, checkpoints/ and tb/ "
+        f"({final['seconds']}s; {hint})",
+        file=sys.stderr,
+    )
+
+
+def train(cfg: TrainConfig, log: Any = None) -> dict[str, Any]:
+    """Run ``cfg`` through the league runner (resuming a killed run); return ``results.json``."""
+    return run_front_end(league_config(cfg), cfg, "train", log)
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -126,12 +139,7 @@ def _args(p: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     cfg = load_config(TrainConfig, *config_and_overrides(args.config, args.overrides))
-    final = train(cfg)
-    print(
-        f"wrote {cfg.out}/results.json, metrics.csv, curves.png, snapshots/, checkpoints/ and tb/ "
-        f"({final['seconds']}s; rerun the same command to resume or extend with iterations=N)",
-        file=sys.stderr,
-    )
+    report_written(cfg.out, train(cfg), "rerun the same command to resume or extend with iterations=N")
     return 0
 
 

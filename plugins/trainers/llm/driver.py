@@ -14,7 +14,6 @@ exist (tiny models are built locally, never downloaded).
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from omegaconf import MISSING
 
 from arena.cli_api import Command
 from arena.cli_api import add_config_arguments, config_and_overrides
-from arena.config import load_config, to_yaml
+from arena.config import load_config
 from arena.errors import ArenaError
 from arena.hookspecs import hookimpl
 
@@ -159,17 +158,11 @@ def league_config(cfg: LLMTrainConfig, game: Any, model_dir: Path) -> Any:
 
 def train(cfg: LLMTrainConfig, log: Any = None) -> dict[str, Any]:
     """Build (and warm up) the model when missing, then run the league; return ``results.json``."""
-    from arena.league import run_league
     from arena.loading import load_game
+    from arena.plugins.trainers.train_command import run_front_end
 
-    log = log or (lambda line: print(line, file=sys.stderr, flush=True))
     game = load_game(cfg.game)
-    path = ensure_model(cfg, game)
-    result = run_league(
-        league_config(cfg, game, path), config_text=to_yaml(cfg), quiet=cfg.quiet, log=log, kind="llm-train"
-    )
-    assert result.results is not None  # the front-ends always measure their learner
-    return result.results
+    return run_front_end(league_config(cfg, game, ensure_model(cfg, game)), cfg, "llm-train", log)
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -180,12 +173,9 @@ def _args(p: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     cfg = load_config(LLMTrainConfig, *config_and_overrides(args.config, args.overrides))
-    final = train(cfg)
-    print(
-        f"wrote {cfg.out}/results.json, metrics.csv, curves.png, snapshots/, checkpoints/ and tb/ "
-        f"({final['seconds']}s; rerun the same command to resume)",
-        file=sys.stderr,
-    )
+    from arena.plugins.trainers.train_command import report_written
+
+    report_written(cfg.out, train(cfg), "rerun the same command to resume")
     return 0
 
 
