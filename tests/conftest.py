@@ -11,6 +11,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
+# Ray fixes a process's authentication mode when it is first imported and initialised, and a new
+# local cluster turns token mode on. The suite runs every Ray session (local clusters, the
+# two-node cluster, their drivers and workers) in token mode from the start, so one process can
+# host a local cluster and then join another (tests/test_ray_cluster.py).
+os.environ.setdefault("RAY_AUTH_MODE", "token")
+
 
 def arena_cmd() -> list[str]:
     """The installed ``arena`` console script of this interpreter's environment."""

@@ -96,13 +96,17 @@ def cluster(tmp_path_factory):
     (info / "entry_points.txt").write_text("[arena]\ncrash_agent = crash_agent\n")
     temp = tempfile.mkdtemp(prefix="arena-rc-", dir="/tmp")  # short: Ray's socket paths must fit
     port = _free_port()
+    # Token authentication, as every Ray session of the suite (tests/conftest.py), with the
+    # user's token (~/.ray/auth_token).
     env = dict(
         os.environ,
-        RAY_AUTH_MODE="disabled",
+        RAY_AUTH_MODE="token",
         RAY_USAGE_STATS_ENABLED="0",
         PYTHONPATH=os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")]),
     )
     ray_bin = str(Path(sys.executable).parent / "ray")
+    # the user's token, made when missing (what a new local ray.init does too)
+    subprocess.run([ray_bin, "get-auth-token", "--generate"], env=env, check=True, capture_output=True, timeout=60)
     common = ["--num-cpus=1", f"--temp-dir={temp}", "--disable-usage-stats"]
     try:
         subprocess.run(
@@ -128,7 +132,6 @@ def cluster(tmp_path_factory):
             timeout=120,
         )
         mp = pytest.MonkeyPatch()
-        mp.setenv("RAY_AUTH_MODE", "disabled")
         mp.syspath_prepend(str(plugin))
         from arena.registry import reset_registry
 
