@@ -169,6 +169,35 @@ def test_sppo_outcome_judge_is_the_playout_preference_centred_and_halved():
             assert p_judge[key][1][a] - 0.5 == pytest.approx((pa[a] - 0.5 - centre) / 2, abs=1e-9)
 
 
+def test_sppo_outcome_judge_against_opponents_is_the_playout_version():
+    """``against: opponents`` with the ``outcome`` judge on Kuhn (two-player zero-sum): the same
+    preferences, bit for bit, and after two SPPO iterations the same weights."""
+    import torch
+
+    from arena.loading import load_agent
+    from arena.match import play_games
+    from arena.plugins.trainers.llm.sppo import SPPO
+
+    game = load_game("kuhn_poker")
+    make = lambda: load_agent({"name": "llm", "model": str(tiny_model_dir(1)), "temperature": 16}, game)  # noqa: E731
+    plain = SPPO(game, [make()], rollouts=2, epochs=2, torch_threads=1)
+    judged = SPPO(game, [make()], rollouts=2, epochs=2, judge="outcome", against="opponents", torch_threads=1)
+    for it in range(2):
+        trajs = [r.trajectory for r in play_games(game, [plain.agent] * 2, num_games=3, seed=it, record=True)]
+        for t in trajs:
+            t.seats = [plain.agent.name] * 2
+        p_play, _ = plain.preferences(trajs)
+        p_judge, _ = judged.preferences(trajs)
+        assert p_play and {k: v[1] for k, v in p_play.items()} == {k: v[1] for k, v in p_judge.items()}
+        assert any(abs(p - 0.5) > 0.05 for _, c in p_play.values() for p in c.values())  # not all ties
+        plain.update(trajs)
+        judged.update(trajs)
+    for (name, a), (_, b) in zip(plain._params().items(), judged._params().items()):
+        assert torch.equal(a, b), name
+    with pytest.raises(Exception, match="against must be"):
+        SPPO(game, [make()], judge="outcome", against="everyone")
+
+
 def test_sppo_kept_iterate_is_the_mean_of_the_iterates_and_what_snapshots_save(tmp_path):
     import torch
 

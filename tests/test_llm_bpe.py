@@ -66,6 +66,24 @@ def test_scored_labels_equal_full_sequence(model, game_name):
     assert n >= 10 and worst < TOL, worst
 
 
+def test_a_template_ending_in_a_space_keeps_the_boundary(model, tmp_path):
+    """A user template ``... Action: `` (trailing space): the space and the label's leading-space
+    token would merge in the whole text; the prompt drops it, so the scored label is still the
+    label's tokens in the tokenized whole text."""
+    (tmp_path / "t.yaml").write_text('default: {choice: "{observation}\\nLegal: {actions}\\nAction:  "}\n')
+    game = load_game("kuhn_poker")
+    agent = load_agent({"name": "llm", "model": str(model), "templates": str(tmp_path / "t.yaml")}, game)
+    _, obs = decisions(agent, game)
+    for o in obs:
+        prompt = agent.prompts.build(o)
+        if agent.prompts.chat_active:
+            continue
+        assert prompt.endswith("Action:")
+        conts = [agent.prompts.continuation(lbl) for lbl in o.action_labels]
+        for c, s in zip(conts, agent.backend.score([prompt], [conts])[0]):
+            assert abs(direct(agent.backend, prompt, c) - s.logprob) < TOL
+
+
 def test_trainer_logprobs_equal_the_agents_and_update_runs(model):
     from arena.plugins.trainers.llm.selfplay_rlvr import SelfPlayRLVR
     from arena.plugins.trainers.llm.tokens import action_logprobs, learner_decisions

@@ -133,10 +133,15 @@ class PromptBuilder:
             if rendered is not None:
                 return rendered
         self.chat_active = False
-        return f"{tpl.instruction}\n\n{body}"
+        # A plain prompt never ends in spaces or tabs: a byte-level BPE makes them one token
+        # that would merge with the label's leading-space token in the whole text ("Action: " +
+        # " bet"), so the scored tokens would not be the ones the model reads. The label's own
+        # leading space is the separator (see ``continuation``).
+        return f"{tpl.instruction}\n\n{body}".rstrip(" \t")
 
     def continuation(self, label: str) -> str:
         """The text scored for an action: after a chat header the label starts the reply; after
-        a plain ``Action:`` it follows a space. The newline ends it, so no label's score
-        includes another label that starts with it."""
+        a plain ``Action:`` it follows a space (the prompt's trailing spaces are dropped, so the
+        tokens of ``prompt + label`` split exactly at the boundary). The newline ends it, so no
+        label's score includes another label that starts with it."""
         return f"{label}\n" if self.chat_active else f" {label}\n"

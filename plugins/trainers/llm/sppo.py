@@ -21,8 +21,12 @@ the same recorded state (same deal), ``J(y, y') = (1 + margin)/2``, and
 ``P̂(y ≻ pi_t | x) = Σ_y' pi_t(y'|x) J(y, y')`` (pi_t exact over the labels when every legal
 action is a candidate, else the K sampled candidates equally). With the ``outcome`` judge,
 ``J − 1/2 = (R_y − R_y')/(2·range)``, so ``P̂ − 1/2 = (Q(y) − V(x))/(2·range)``: the playout
-version's ``Q/(2U)`` centred by the state value, at half the scale for a zero-sum range 2U
-(``eta`` twice as large gives the same step). Text decisions are skipped.
+version's ``Q/(2U)`` centred by the state value, at half the scale for a zero-sum range 2U.
+``against: opponents`` reads "y ≻ pi_t" literally instead: in playout ``m`` after y, the judge
+compares the learner's seat with each co-player's seat (pi_t plays them), ``P̂ = mean (1 +
+margin)/2``. With the ``outcome`` judge on a two-player zero-sum game the margin is
+``(R − (−R))/(2U) = R/U``: exactly the playout version's preference, so the two runs are the same
+run (tested). Text decisions are skipped.
 
 ``average: true`` keeps the *averaged iterate* (the running mean of the weights after each
 iteration): SPPO's guarantee is for the averaged iterate, and per-state Hedge on a sequential
@@ -47,7 +51,7 @@ from .rollout import playout_finals, playout_values, replay
 
 class SPPO(LLMTrainer):
     name = "sppo"
-    defaults = {"eta": 1.0, "candidates": 0, "rollouts": 4, "epochs": 8, "judge": None, "average": False}
+    defaults = {"eta": 1.0, "candidates": 0, "rollouts": 4, "epochs": 8, "judge": None, "against": "policy", "average": False}
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
         super().__init__(game, learners, **params)
@@ -62,6 +66,10 @@ class SPPO(LLMTrainer):
                 "trainer 'sppo' reads preferences from outcomes of a two-player zero-sum game; "
                 "set judge: NAME for other games"
             )
+        if self.p["against"] not in ("policy", "opponents"):
+            raise ArenaError(f"trainer 'sppo': against must be 'policy' or 'opponents', got {self.p['against']!r}")
+        if self.p["against"] == "opponents" and (self.judge is None or game.spec.num_players < 2):
+            raise ArenaError("trainer 'sppo': against: opponents needs a judge and a game with co-players")
         if int(self.p["rollouts"]) < 1:
             raise ArenaError("trainer 'sppo': rollouts must be at least 1")
         self.scale = max(abs(game.spec.min_utility), abs(game.spec.max_utility)) or 1.0
@@ -121,6 +129,8 @@ class SPPO(LLMTrainer):
 
         m = int(self.p["rollouts"])
         finals = playout_finals(self.game, starts, self.agent, seed=seed) if starts else []
+        if self.p["against"] == "opponents":
+            return self._judged_vs_opponents(starts, keys, seen, finals)
         # starts come in blocks: one recorded state, its candidates in order, m playouts each
         cands: dict[tuple[int, int], dict[int, list[Any]]] = {}
         owner: dict[tuple[int, int], tuple] = {}
@@ -158,6 +168,28 @@ class SPPO(LLMTrainer):
                 p_hat = sum(w[y] * (0.5 if y == x else float(np.mean(j[(b, x, y)]))) for y in acts)
                 per_key.setdefault(key, {}).setdefault(x, []).append(p_hat)
         return {key: (seen[key], {a: float(np.mean(v)) for a, v in d.items()}) for key, d in per_key.items()}
+
+    def _judged_vs_opponents(self, starts: list, keys: list, seen: dict, finals: list) -> dict:
+        """P̂(y ≻ pi_t | x): the learner's seat against each co-player's seat of the playouts after y."""
+        from arena.judge import Candidate, checked_compare
+        from arena.trainer import Trajectory
+
+        pairs, where = [], []
+        for (_, _, player), key_action, final in zip(starts, keys, finals):
+            traj = Trajectory(0, 0, [], [], list(final.returns()))
+            me = Candidate(traj, player, final)
+            for other in range(self.game.spec.num_players):
+                if other != player:
+                    pairs.append((me, Candidate(traj, other, final)))
+                    where.append(key_action)
+        margins = checked_compare(self.judge, pairs) if pairs else []
+        sums: dict[tuple, list[float]] = {}
+        for w, mg in zip(where, margins):
+            sums.setdefault(w, []).append(mg)
+        prefs: dict[tuple, tuple[Any, dict[int, float]]] = {}
+        for (key, a), ms in sums.items():
+            prefs.setdefault(key, (seen[key], {}))[1][a] = (1.0 + float(np.mean(ms))) / 2.0
+        return prefs
 
     # -- the kept (averaged) iterate -------------------------------------------------------------
     def _params(self) -> dict[str, Any]:
