@@ -51,7 +51,15 @@ from .rollout import playout_finals, playout_values, replay
 
 class SPPO(LLMTrainer):
     name = "sppo"
-    defaults = {"eta": 1.0, "candidates": 0, "rollouts": 4, "epochs": 8, "judge": None, "against": "policy", "average": False}
+    defaults = {
+        "eta": 1.0,
+        "candidates": 0,
+        "rollouts": 4,
+        "epochs": 8,
+        "judge": None,
+        "against": "policy",
+        "average": False,
+    }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
         super().__init__(game, learners, **params)
