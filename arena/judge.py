@@ -79,16 +79,21 @@ class Judge:
             f"judge '{self.name}' cannot score a single candidate (it only compares pairs); use scoring: rank"
         )
 
+    comparisons: int = 0
+    """Pairs compared so far, counted by :func:`checked_compare` for every judge; kept in the
+    state, so a resumed run keeps counting."""
+
     def stats(self) -> dict[str, float]:
-        """Usage counters (calls, comparisons, tokens...) for metrics."""
-        return {}
+        """Usage counters (comparisons, calls, tokens...) for metrics; extend with ``super()``."""
+        return {"comparisons": float(self.comparisons)}
 
     def state_dict(self) -> dict[str, Any]:
-        """What the next comparison depends on (e.g. a noise counter), for exact resume."""
-        return {}
+        """What the next comparison depends on (e.g. a noise counter), for exact resume; extend
+        with ``super()``."""
+        return {"comparisons": self.comparisons}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        pass
+        self.comparisons = int(state.get("comparisons", 0))
 
     def close(self) -> None:
         pass
@@ -145,8 +150,11 @@ def _checked(judge: Judge, what: str, n: int, call: Callable[[], Sequence[float]
 
 
 def checked_compare(judge: Judge, pairs: Sequence[Pair]) -> list[float]:
-    """``judge.compare(pairs)`` with margins clipped to [−1, 1]; failures → :class:`JudgeError`."""
-    return [min(1.0, max(-1.0, m)) for m in _checked(judge, "compare", len(pairs), lambda: judge.compare(pairs))]
+    """``judge.compare(pairs)`` with margins clipped to [−1, 1], counted in ``judge.comparisons``;
+    failures → :class:`JudgeError`."""
+    margins = _checked(judge, "compare", len(pairs), lambda: judge.compare(pairs))
+    judge.comparisons += len(pairs)
+    return [min(1.0, max(-1.0, m)) for m in margins]
 
 
 def checked_score(judge: Judge, items: Sequence[Candidate]) -> list[float]:

@@ -39,23 +39,12 @@ class OutcomeJudge(Judge):
         self.scale = float(scale) if scale is not None else span
         if not (math.isfinite(self.scale) and self.scale > 0):
             raise ArenaError(f"game '{game.spec.full_name}' has no finite utility range; pass scale=")
-        self.comparisons = 0
 
     def compare(self, pairs: Sequence[Pair]) -> list[float]:
-        self.comparisons += len(pairs)
         return [(a.ret - b.ret) / self.scale for a, b in pairs]
 
     def score(self, items: Sequence[Candidate]) -> list[float]:
         return [c.ret for c in items]
-
-    def stats(self) -> dict[str, float]:
-        return {"comparisons": float(self.comparisons)}
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"comparisons": self.comparisons}  # a cumulative metric: a resumed run keeps counting
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.comparisons = int(state.get("comparisons", 0))
 
 
 def _callable(path: str) -> Callable[[Candidate], float]:
@@ -89,7 +78,6 @@ class ScorerJudge(Judge):
         self.fn = fn if callable(fn) else _callable(str(fn)) if fn is not None else None
         self.noise, self.drift, self.scale, self.seed = float(noise), float(drift), float(scale), int(seed)
         self.calls = 0
-        self.comparisons = 0
 
     def truth(self, c: Candidate) -> float:
         """The noiseless score."""
@@ -111,7 +99,6 @@ class ScorerJudge(Judge):
             sb = self.truth(b) + self.noise * rng.standard_normal()
             # one call grades both: its drift is the same for a and b and cancels
             out.append((sa - sb) / self.scale)
-        self.comparisons += len(pairs)
         return out
 
     def score(self, items: Sequence[Candidate]) -> list[float]:
@@ -119,14 +106,14 @@ class ScorerJudge(Judge):
         return [self.truth(c) + self.drift * rng.standard_normal() + self.noise * rng.standard_normal() for c in items]
 
     def stats(self) -> dict[str, float]:
-        return {"comparisons": float(self.comparisons), "calls": float(self.calls)}
+        return {**super().stats(), "calls": float(self.calls)}
 
     def state_dict(self) -> dict[str, Any]:
-        return {"calls": self.calls, "comparisons": self.comparisons}
+        return {**super().state_dict(), "calls": self.calls}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
         self.calls = int(state.get("calls", 0))
-        self.comparisons = int(state.get("comparisons", 0))
 
 
 def make_outcome(game: Game, scale: float | None = None) -> OutcomeJudge:

@@ -65,7 +65,6 @@ class LLMJudge(Judge):
         self.agent = make_llm_agent(game, **{"mode": "generated", "temperature": 0.0, **agent_params})
         self.template, self.rubric, self.labels = template, rubric, [str(x) for x in labels]
         self.both_orders, self.max_chars = bool(both_orders), int(max_chars)
-        self.comparisons = 0
 
     @property
     def usage(self) -> Any:
@@ -111,7 +110,6 @@ class LLMJudge(Judge):
             prompts += [self._prompt(a.task, b.response, a.response) for a, b in pairs]
         p = self._p_first(prompts)
         n = len(pairs)
-        self.comparisons += n
         if not self.both_orders:
             return [2.0 * x - 1.0 for x in p]
         return [(p[i] + 1.0 - p[n + i]) - 1.0 for i in range(n)]  # 2 * mean - 1
@@ -119,19 +117,13 @@ class LLMJudge(Judge):
     def stats(self) -> dict[str, float]:
         u = self.agent.usage
         return {
-            "comparisons": float(self.comparisons),
+            **super().stats(),
             "calls": float(u.backend_calls),
             "tokens_in": float(u.tokens_in),
             "tokens_out": float(u.tokens_out),
             "latency_s": u.latency_s,
             "invalid_verdicts": float(u.invalid_attempts),
         }
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"comparisons": self.comparisons}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.comparisons = int(state.get("comparisons", 0))
 
     def close(self) -> None:
         self.agent.close()
