@@ -109,8 +109,8 @@ def sequential_test(
     crossed = 0
     history: list[dict[str, float]] = []
     decision: Decision | None = None
-    for k, (xa, xb) in enumerate(zip(a, b), start=1):
-        xa, xb = np.asarray(xa, dtype=float), np.asarray(xb, dtype=float)
+    for k, (stage_a, stage_b) in enumerate(zip(a, b), start=1):
+        xa, xb = np.asarray(stage_a, dtype=float), np.asarray(stage_b, dtype=float)
         if not len(xa) or not len(xb) or not (np.all(np.isfinite(xa)) and np.all(np.isfinite(xb))):
             raise ArenaError(f"adastop: stage {k} needs finite scores for both methods")
         values = np.concatenate([xa, xb])
@@ -131,7 +131,9 @@ def sequential_test(
         history.append({"stage": k, "n_a": int(n[0]), "n_b": int(n[1]), "statistic": stat, "boundary": boundary})
         if stat > boundary and np.isfinite(boundary):
             verdict = "A > B" if means[0] > means[1] else "A < B"
-            decision = Decision(True, verdict, k, stages, alpha, (int(n[0]), int(n[1])), means, stat, boundary, permutations)
+            decision = Decision(
+                True, verdict, k, stages, alpha, (int(n[0]), int(n[1])), means, stat, boundary, permutations
+            )
             break
         last = k == stages
         decision = Decision(

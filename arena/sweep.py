@@ -466,7 +466,10 @@ def adastop_sweep(
             if not got[-1]:
                 raise ArenaError(f"{plan.config}: no seed of stage {k} ({chunk}) finished; see {plan.directory}")
         decision = sequential_test(scores[0], scores[1], len(chunks), alpha, permutations)
-        log(f"stage {k}/{len(chunks)}: " + decision.summary(Path(plans[0].config).stem, Path(plans[1].config).stem, metric))
+        log(
+            f"stage {k}/{len(chunks)}: "
+            + decision.summary(Path(plans[0].config).stem, Path(plans[1].config).stem, metric)
+        )
         if decision.decided:
             break
     return decision, status
