@@ -63,7 +63,7 @@ class Decision:
 
     def summary(self, a: str = "A", b: str = "B", metric: str = "score") -> str:
         """One line: the decision, the seeds used and the error control."""
-        verdict = self.verdict.replace("A", a, 1).replace("B", b, 1) if self.verdict[:1] == "A" else self.verdict
+        verdict = {"A > B": f"{a} > {b}", "A < B": f"{a} < {b}"}.get(self.verdict, self.verdict)
         control = (
             f"two-sided group-sequential permutation test, {self.stages} stage(s), linear alpha-spending, "
             f"{self.permutations} permutations within stages: family-wise error <= {self.alpha:g}"

@@ -124,6 +124,42 @@ def test_partner_credit_counts_only_the_co_players_surprises():
         AdvantageAlignmentTrainer(game, learners, past="nope")
 
 
+def test_own_slip_punished_is_no_grudge_with_partner_credit():
+    """The IPD failure of the paper's memory, reduced to one batch: l1 plays tit-for-tat, l0
+    sometimes defects in round 1 and is punished in round 2; then it either keeps defecting
+    (the pair locks into mutual defection) or makes up. With ``past=advantage`` the AA term at
+    l0's round-2 decision is a large push on whatever l0 played, more on the locked-in
+    defection than on making up (own and co-player
+    advantages both negative: "retaliate" — against the punishment it caused). With
+    ``past=partner`` l1's moves were its usual ones in every situation, so l0 has no credit to
+    remember and the term is exactly 0; l1, betrayed in round 1, does remember it."""
+    game = arena.load_game("ipd", horizon=6)
+    learners = [NeuralAgent(game, seed=i) for i in range(2)]
+    for i, a in enumerate(learners):
+        a.name = f"l{i}"
+    C, D = 0, 1
+    kinds = {
+        "cooperate": [(C, C)] * 6,
+        "locked": [(C, C), (D, C)] + [(D, D)] * 4,
+        "contrite": [(C, C), (D, C), (C, D)] + [(C, C)] * 3,
+    }
+    trajs = [_trajectory(game, 3 * i + j, moves) for i in range(8) for j, moves in enumerate(kinds.values())]
+    term = {}
+    for past in ("advantage", "partner"):
+        trainer = AdvantageAlignmentTrainer(game, learners, beta=1.0, advantage="group", past=past)
+        games = trainer.segments(trajs)
+        trainer.advantages(games)
+        l0 = {kind: [g[0] for g in games[j::3]] for j, kind in enumerate(kinds)}
+        term[past] = {k: float(np.mean([s.shaped[2] - s.advantages[2] for s in v])) for k, v in l0.items()}
+        if past == "partner":
+            betrayed = [g[1] for g in games[1::3]]  # l1 cooperated in round 1 and got the sucker's payoff
+            assert all(s.shaped[2] != s.advantages[2] for s in betrayed)
+    # (measured: +1.65 on the locked-in D, +1.45 on making up with C — a large push whatever was
+    # played after the own slip, larger for defecting; the naive advantages are of order 1)
+    assert term["advantage"]["locked"] > term["advantage"]["contrite"] > 0.5
+    assert term["partner"] == {"cooperate": 0.0, "locked": 0.0, "contrite": 0.0}
+
+
 def test_n_player_opponent_advantages_are_summed():
     game = arena.load_game("public_goods", players=3, horizon=2)
     learners = [NeuralAgent(game, seed=0)]
