@@ -129,9 +129,8 @@ def test_own_slip_punished_is_no_grudge_with_partner_credit():
     sometimes defects in round 1 and is punished in round 2; then it either keeps defecting
     (the pair locks into mutual defection) or makes up. With ``past=advantage`` the AA term at
     l0's round-2 decision is a large push on whatever l0 played, more on the locked-in
-    defection than on making up (own and co-player
-    advantages both negative: "retaliate" — against the punishment it caused). With
-    ``past=partner`` l1's moves were its usual ones in every situation, so l0 has no credit to
+    defection than on making up (own and co-player advantages both negative: "retaliate" —
+    against the punishment it caused). With ``past=partner`` l1's moves were its usual ones in every situation, so l0 has no credit to
     remember and the term is exactly 0; l1, betrayed in round 1, does remember it."""
     game = arena.load_game("ipd", horizon=6)
     learners = [NeuralAgent(game, seed=i) for i in range(2)]
