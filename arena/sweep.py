@@ -435,11 +435,12 @@ def adastop_sweep(
     jobs: int = 1,
     nice: int = 0,
     log: Callable[[str], None] = print,
-) -> tuple[Any, dict[int, str]]:
+) -> tuple[Any, dict[str, str]]:
     """Compare two sweeps on one final metric, ``batch`` seeds of each per stage, stopping at the
     first stage where :func:`arena.adastop.sequential_test` decides; the seeds of
     ``plans[0].seeds`` split into the planned stages. Finished seeds are reused (a rerun
-    reproduces the decision without running anything). Returns the decision and the seeds' statuses."""
+    reproduces the decision without running anything). Returns the decision and the failed
+    seeds (``{"CONFIG seed S": status}``); a stage keeps the seeds that finished."""
     from arena.adastop import sequential_test
 
     seeds = plans[0].seeds
@@ -447,14 +448,14 @@ def adastop_sweep(
         raise ArenaError("--batch must be at least 1")
     chunks = [seeds[i : i + batch] for i in range(0, len(seeds), batch)]
     scores: tuple[list[list[float]], list[list[float]]] = ([], [])
-    status: dict[int, str] = {}
+    status: dict[str, str] = {}
     decision = None
     for k, chunk in enumerate(chunks, start=1):
         for plan, got in zip(plans, scores):
             part = SweepPlan(plan.command, plan.config, plan.overrides, chunk, plan.directory)
             for s, v in run_seeds(part, arena, jobs=jobs, log=log, nice=nice).items():
                 if v.startswith("failed"):
-                    status[s] = f"{plan.config}: {v}"
+                    status[f"{plan.config} seed {s}"] = v
             finals = final_metrics(plan.directory, chunk)
             missing = [s for s in chunk if s in finals and metric not in finals[s]]
             if missing:

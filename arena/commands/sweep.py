@@ -178,7 +178,10 @@ def _compare(args: argparse.Namespace, plan: Any, say: Any) -> int:
         print(line)
         print(f"wrote {plan.directory / f'adastop-vs-{b}.json'}")
     if failed:
-        print(f"arena: error: {len(failed)} seed(s) failed: " + "; ".join(failed.values()), file=sys.stderr)
+        print(
+            f"arena: error: {len(failed)} seed(s) failed: " + "; ".join(f"{k}: {v}" for k, v in failed.items()),
+            file=sys.stderr,
+        )
         return 1
     return 0
 
