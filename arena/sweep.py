@@ -422,3 +422,55 @@ def arena_argv() -> list[str]:
     """How to start this environment's ``arena`` (the console script beside this Python)."""
     exe = Path(sys.executable).parent / "arena"
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "arena.cli"]
+
+
+# -- sequential comparison (AdaStop) ---------------------------------------------------------------
+def adastop_sweep(
+    plans: tuple[SweepPlan, SweepPlan],
+    arena: Sequence[str],
+    metric: str,
+    batch: int,
+    alpha: float = 0.05,
+    permutations: int = 10000,
+    jobs: int = 1,
+    nice: int = 0,
+    log: Callable[[str], None] = print,
+) -> tuple[Any, dict[str, str]]:
+    """Compare two sweeps on one final metric, ``batch`` seeds of each per stage, stopping at the
+    first stage where :func:`arena.adastop.sequential_test` decides; the seeds of
+    ``plans[0].seeds`` split into the planned stages. Finished seeds are reused (a rerun
+    reproduces the decision without running anything). Returns the decision and the failed
+    seeds (``{"CONFIG seed S": status}``); a stage keeps the seeds that finished."""
+    from arena.adastop import sequential_test
+
+    seeds = plans[0].seeds
+    if batch < 1:
+        raise ArenaError("--batch must be at least 1")
+    chunks = [seeds[i : i + batch] for i in range(0, len(seeds), batch)]
+    scores: tuple[list[list[float]], list[list[float]]] = ([], [])
+    status: dict[str, str] = {}
+    decision = None
+    for k, chunk in enumerate(chunks, start=1):
+        for plan, got in zip(plans, scores):
+            part = SweepPlan(plan.command, plan.config, plan.overrides, chunk, plan.directory)
+            for s, v in run_seeds(part, arena, jobs=jobs, log=log, nice=nice).items():
+                if v.startswith("failed"):
+                    status[f"{plan.config} seed {s}"] = v
+            finals = final_metrics(plan.directory, chunk)
+            missing = [s for s in chunk if s in finals and metric not in finals[s]]
+            if missing:
+                raise ArenaError(
+                    f"{plan.config}: seed {missing[0]} has no final metric {metric!r}; "
+                    f"metrics: {', '.join(finals[missing[0]])}"
+                )
+            got.append([finals[s][metric] for s in chunk if s in finals])
+            if not got[-1]:
+                raise ArenaError(f"{plan.config}: no seed of stage {k} ({chunk}) finished; see {plan.directory}")
+        decision = sequential_test(scores[0], scores[1], len(chunks), alpha, permutations)
+        log(
+            f"stage {k}/{len(chunks)}: "
+            + decision.summary(Path(plans[0].config).stem, Path(plans[1].config).stem, metric)
+        )
+        if decision.decided:
+            break
+    return decision, status

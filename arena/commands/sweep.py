@@ -31,6 +31,14 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report-only", action="store_true", help="aggregate the finished seeds; run nothing")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--no-plot", action="store_true", help="skip report.png")
+    p.add_argument(
+        "--compare",
+        metavar="CONFIG_B",
+        help="sequential comparison with a second config (AdaStop): needs --adastop ALPHA and one --metric",
+    )
+    p.add_argument("--adastop", type=float, metavar="ALPHA", help="family-wise error of the sequential comparison")
+    p.add_argument("--batch", type=int, default=5, help="seeds per method per stage of --compare (default 5)")
+    p.add_argument("--permutations", type=int, default=10000, help="permutations of the AdaStop test (default 10000)")
 
 
 def sweepable() -> dict[str, Any]:
@@ -94,6 +102,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ArenaError("--jobs and --resamples must be at least 1")
     plan = S.SweepPlan(command, args.config, overrides, list(seeds), directory)
     say = (lambda s: None) if args.json else (lambda s: print(s, file=sys.stderr, flush=True))
+    if args.compare or args.adastop is not None:
+        return _compare(args, plan, say)
     status: dict[int, str] = {}
     if not args.report_only:
         status = S.run_seeds(plan, S.arena_argv(), jobs=args.jobs, log=say, nice=args.nice)
@@ -126,6 +136,50 @@ def _run(args: argparse.Namespace) -> int:
     if failed:
         print(
             f"arena: error: {len(failed)} seed(s) failed: " + "; ".join(f"seed {s}: {v}" for s, v in failed.items()),
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _compare(args: argparse.Namespace, plan: Any, say: Any) -> int:
+    """``--compare CONFIG_B --adastop ALPHA --metric M``: AdaStop between two configs."""
+    import json
+
+    from arena import sweep as S
+    from arena.cli_api import emit_json
+
+    if not (args.compare and args.adastop is not None and len(args.metric) == 1):
+        raise ArenaError("a sequential comparison needs --compare CONFIG_B, --adastop ALPHA and exactly one --metric")
+    if args.report_only:
+        raise ArenaError("--report-only does not apply to --compare (a rerun reuses the finished seeds)")
+    command_b, cfg_b = resolve(args.compare, plan.overrides, args.command)
+    plan_b = S.SweepPlan(command_b, args.compare, plan.overrides, plan.seeds, Path(f"{cfg_b.out}-sweep"))
+    if plan_b.directory.resolve() == plan.directory.resolve():
+        raise ArenaError(f"{args.config} and {args.compare} would share the sweep directory {plan.directory}")
+    decision, failed = S.adastop_sweep(
+        (plan, plan_b),
+        S.arena_argv(),
+        args.metric[0],
+        args.batch,
+        alpha=args.adastop,
+        permutations=args.permutations,
+        jobs=args.jobs,
+        nice=args.nice,
+        log=say,
+    )
+    a, b = Path(args.config).stem, Path(args.compare).stem
+    line = decision.summary(a, b, args.metric[0])
+    out = dict(decision.as_dict(), a=args.config, b=args.compare, metric=args.metric[0], summary=line, failed=failed)
+    (plan.directory / f"adastop-vs-{b}.json").write_text(json.dumps(out, indent=2))
+    if args.json:
+        emit_json(out)
+    else:
+        print(line)
+        print(f"wrote {plan.directory / f'adastop-vs-{b}.json'}")
+    if failed:
+        print(
+            f"arena: error: {len(failed)} seed(s) failed: " + "; ".join(f"{k}: {v}" for k, v in failed.items()),
             file=sys.stderr,
         )
         return 1

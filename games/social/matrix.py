@@ -186,7 +186,7 @@ class IteratedMatrixGame(RoundGame):
             state = self.new_initial_state()
             if k:
                 joint = divmod(k - 1, 2)
-                for _ in range(self.memory):
+                for _ in range(min(self.memory, self.horizon - 1)):  # a full-history window stops short of the end
                     state.apply_actions(list(joint))
                     if state.current_player() == CHANCE:  # discount < 1: the game goes on
                         state.apply_action(CONTINUE)

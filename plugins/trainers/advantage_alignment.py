@@ -12,7 +12,11 @@ critics, and P^i_t is a memory of i's *past* advantages. The kernel is an option
 - ``time_reg``: P_t = sum_{k<t} A_k / (1 + t)
 - ``jit``: like ``discounted`` but with k <= t (the current own advantage included)
 
-P_0 = 0 for every kernel except ``jit``. ``proximal=True`` (default) is PAA: the shaped
+P_0 = 0 for every kernel except ``jit``. What P sums is an option too: ``past=advantage``
+(default) is the paper's own advantages A_k; ``past=partner`` sums the credit of the co-players'
+moves instead (:func:`partner_credit`), which keeps a learner from reading the punishment of
+its own defection as a betrayal (configs/social/ipd_aa.yaml uses it; docs/social_dilemmas.md, Findings).
+``proximal=True`` (default) is PAA: the shaped
 advantage goes into PPO's clipped surrogate; ``proximal=False`` is plain AA on the on-policy
 REINFORCE-style loss (one epoch, no clip). ``beta=0`` is exactly the naive learner. With n
 players the opponents' advantages are summed (the released code's all-ones-minus-identity).
@@ -34,6 +38,7 @@ from arena.trainer import TrainerEntry
 from .ppo import PGConfig, PPOTrainer, Segment
 
 KERNELS = ("discounted", "mean", "time_reg", "jit")
+PASTS = ("advantage", "partner")
 
 
 def past_weight(own: np.ndarray, kernel: str, gamma: float) -> np.ndarray:
@@ -58,11 +63,51 @@ def past_weight(own: np.ndarray, kernel: str, gamma: float) -> np.ndarray:
 
 
 def aligned_advantages(
-    own: np.ndarray, others: np.ndarray, beta: float, gamma: float, kernel: str = "discounted"
+    own: np.ndarray,
+    others: np.ndarray,
+    beta: float,
+    gamma: float,
+    kernel: str = "discounted",
+    past: np.ndarray | None = None,
 ) -> np.ndarray:
-    """A*_t = A_t + beta * P_t * O_t for one seat (``others`` = the summed co-player advantages)."""
+    """A*_t = A_t + beta * P_t * O_t for one seat (``others`` = the summed co-player advantages;
+    P_t from ``past``, default the seat's own advantages ``own``)."""
     own = np.asarray(own, dtype=float)
-    return own + beta * past_weight(own, kernel, gamma) * np.asarray(others, dtype=float)
+    memory = past_weight(own if past is None else past, kernel, gamma)
+    return own + beta * memory * np.asarray(others, dtype=float)
+
+
+def partner_credit(segments: Sequence[Segment]) -> dict[int, np.ndarray]:
+    """Per segment (keyed by ``id``): the credit of the co-players' moves at each decision,
+    ``c_k = r_k - mean r_k`` over the *other* decisions of the same learner at the same index
+    with the same observation and the same own action (0 where there is no other).
+
+    Why: AA's shaping term comes from ``A_k * grad log pi_opp(b_k | s_k)``; any baseline that
+    does not depend on the co-player's move ``b_k`` leaves that term unbiased, until the
+    derivation drops the softmax normaliser of ``pi_opp`` — then only a credit that averages to
+    zero over ``b_k`` keeps the dropped part at zero. The own advantage ``A_k`` does not: it
+    also carries the learner's own move and, estimated from returns, the rest of the game, which
+    the co-player's current advantage shares. With that memory a learner reads the punishment
+    of its own defection as a betrayal and retaliates (docs/social_dilemmas.md, Findings); with
+    this one only a co-player move worse than its usual move in that situation counts. Rewards
+    are the only counterfactual-free signal of the co-player's move at ``k`` (the next state
+    depends on both moves), so the credit is immediate."""
+    cells: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
+    for s in segments:
+        for t in range(len(s.rewards)):
+            key = (s.owner, t, int(s.actions[t]), s.obs[t].tobytes())
+            cells.setdefault(key, []).append((id(s), t))
+    out = {id(s): np.zeros(len(s.rewards)) for s in segments}
+    reward = {id(s): s.rewards for s in segments}
+    for members in cells.values():
+        if len(members) < 2:
+            continue
+        total = sum(float(reward[i][t]) for i, t in members)
+        n = len(members)
+        for i, t in members:
+            r = float(reward[i][t])
+            out[i][t] = r - (total - r) / (n - 1)
+    return out
 
 
 @dataclass
@@ -74,6 +119,9 @@ class AAConfig(PGConfig):
     """Discount of the past-advantage memory (default: ``gamma``)."""
     proximal: bool = True
     """PAA (clipped PPO surrogate) when true, on-policy AA when false."""
+    past: str = "advantage"
+    """What the memory P_t sums: ``advantage``, the learner's own advantages (the paper's form), or
+    ``partner``, the credit of the co-players' moves (:func:`partner_credit`)."""
 
 
 class AdvantageAlignmentTrainer(PPOTrainer):
@@ -89,12 +137,22 @@ class AdvantageAlignmentTrainer(PPOTrainer):
             raise ArenaError(
                 f"trainer 'advantage_alignment': kernel must be one of {', '.join(KERNELS)}, got {self.config.kernel!r}"
             )
+        if self.config.past not in PASTS:
+            raise ArenaError(
+                f"trainer 'advantage_alignment': past must be one of {', '.join(PASTS)}, got {self.config.past!r}"
+            )
         self.last_term = 0.0
 
     def shape_advantages(self, games: list[list[Segment]]) -> None:
         cfg = self.config
         g = cfg.gamma if cfg.gamma_aa is None else cfg.gamma_aa
         terms = []
+        credit: dict[int, np.ndarray] = {}
+        if cfg.past == "partner":
+            credit = partner_credit([s for segs in games for s in segs if s.owner is not None])
+            if cfg.whiten:  # on the scale of the whitened advantages it multiplies
+                sd = float(np.concatenate(list(credit.values())).std()) + 1e-8
+                credit = {k: v / sd for k, v in credit.items()}
         for segs in games:
             for s in segs:
                 if s.owner is None:
@@ -105,7 +163,7 @@ class AdvantageAlignmentTrainer(PPOTrainer):
                     if o is not s:
                         m = min(T, len(o.advantages))
                         others[:m] += o.advantages[:m]
-                s.shaped = aligned_advantages(s.advantages, others, cfg.beta, g, cfg.kernel)
+                s.shaped = aligned_advantages(s.advantages, others, cfg.beta, g, cfg.kernel, credit.get(id(s)))
                 terms.append(np.abs(s.shaped - s.advantages).mean())
         self.last_term = float(np.mean(terms)) if terms else 0.0
 
