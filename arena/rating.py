@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
-from scipy.optimize import linprog, minimize
 
 from arena.errors import ArenaError
 
@@ -533,7 +532,13 @@ class RatingState:
         self.ensure(seats)
         self.records += 1
         idx, W, N = self.index, self.W, self.N
-        outs = [(seats[i], seats[j], pair_score(returns[i], returns[j], self.scale)) for i, j in _comparisons(r)]
+        duel = len(seats) == 2 and not (getattr(r, "info", None) or {}).get("teams")
+        if duel:  # the common case, without the general seat-pair walk
+            outs = (
+                [(seats[0], seats[1], pair_score(returns[0], returns[1], self.scale))] if seats[0] != seats[1] else []
+            )
+        else:
+            outs = [(seats[i], seats[j], pair_score(returns[i], returns[j], self.scale)) for i, j in _comparisons(r)]
         for a, b, sc in outs:  # Bradley–Terry sufficient statistics, then online Elo
             i, j = idx[a], idx[b]
             W[i][j] += sc
@@ -551,7 +556,11 @@ class RatingState:
                 self.hist.add(st, acc)
             else:
                 self.open_units[unit] = (st, games + 1, acc)
-        self._openskill(r)
+        if duel and outs and self._osk_fast:
+            ra, rb = returns[0], returns[1]
+            plackett_luce_1v1(self._osk, self.openskill[seats[0]], self.openskill[seats[1]], ra < rb, rb < ra)
+        else:
+            self._openskill(r)
         best = max(returns)
         top = sum(1 for x in returns if x == best)
         for seat, a in enumerate(seats):
@@ -580,11 +589,6 @@ class RatingState:
         return self
 
     def _openskill(self, r: Any) -> None:
-        seats = r.seats
-        if self._osk_fast and len(seats) == 2 and seats[0] != seats[1] and not (r.info or {}).get("teams"):
-            ra, rb = r.returns
-            plackett_luce_1v1(self._osk, self.openskill[seats[0]], self.openskill[seats[1]], ra < rb, rb < ra)
-            return
         teams, ranks = teams_and_ranks(r.seats, r.returns, r.info)
         groups = [list(dict.fromkeys(r.seats[s] for s in t)) for t in teams]
         flat = [a for g in groups for a in g]
@@ -694,6 +698,8 @@ def alpha_rank(payoffs: np.ndarray, alpha: float = 100.0, m: int = 50) -> np.nda
 def nash_averaging(A: np.ndarray, eps: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Maximum-entropy symmetric Nash ``p*`` of the antisymmetric part of ``A`` and the Nash
     averaged scores ``A p*`` (Balduzzi et al. 2018). Invariant to duplicated agents."""
+    from scipy.optimize import linprog, minimize  # here: ~0.3 s of import every tournament needs only at its end
+
     A = np.asarray(A, dtype=float)
     A = (A - A.T) / 2.0
     n = A.shape[0]

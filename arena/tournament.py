@@ -531,6 +531,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
                 context=context,
                 on_game=lambda g, res: bar.advance(1),
                 on_stored=lambda recs: fresh.update((r.id, r) for r in recs),
+                commit_every=PLAN_SLICE,
             )
             played += len(now)
             bar.advance(len(planned) - len(now))
