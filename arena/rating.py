@@ -529,16 +529,18 @@ class RatingState:
     def add(self, r: Any) -> None:
         """One game (in plan order)."""
         seats, returns = r.seats, r.returns
+        if (
+            len(seats) == 2
+            and seats[0] != seats[1]
+            and self._osk_fast
+            and not (getattr(r, "info", None) or {}).get("teams")
+        ):
+            self._add_duel(r, seats[0], seats[1], returns[0], returns[1])
+            return
         self.ensure(seats)
         self.records += 1
         idx, W, N = self.index, self.W, self.N
-        duel = len(seats) == 2 and not (getattr(r, "info", None) or {}).get("teams")
-        if duel:  # the common case, without the general seat-pair walk
-            outs = (
-                [(seats[0], seats[1], pair_score(returns[0], returns[1], self.scale))] if seats[0] != seats[1] else []
-            )
-        else:
-            outs = [(seats[i], seats[j], pair_score(returns[i], returns[j], self.scale)) for i, j in _comparisons(r)]
+        outs = [(seats[i], seats[j], pair_score(returns[i], returns[j], self.scale)) for i, j in _comparisons(r)]
         for a, b, sc in outs:  # Bradley–Terry sufficient statistics, then online Elo
             i, j = idx[a], idx[b]
             W[i][j] += sc
@@ -556,11 +558,7 @@ class RatingState:
                 self.hist.add(st, acc)
             else:
                 self.open_units[unit] = (st, games + 1, acc)
-        if duel and outs and self._osk_fast:
-            ra, rb = returns[0], returns[1]
-            plackett_luce_1v1(self._osk, self.openskill[seats[0]], self.openskill[seats[1]], ra < rb, rb < ra)
-        else:
-            self._openskill(r)
+        self._openskill(r)
         best = max(returns)
         top = sum(1 for x in returns if x == best)
         for seat, a in enumerate(seats):
@@ -582,6 +580,58 @@ class RatingState:
             self.S[j][i] += returns[1]
             self.C[i][j] += 1
             self.C[j][i] += 1
+
+    def _add_duel(self, r: Any, a: str, b: str, ra: float, rb: float) -> None:
+        """:meth:`add` for a game of two different agents, no teams, default OpenSkill model —
+        the same updates in the same floating-point order, written out (a tournament's ratings
+        cost per game; tests/test_tournament_scale.py checks it against the batch functions)."""
+        idx = self.index
+        if a not in idx or b not in idx:
+            self.ensure((a, b))
+        self.records += 1
+        i, j = idx[a], idx[b]
+        sc = pair_score(ra, rb, self.scale)
+        W, N = self.W, self.N
+        W[i][j] += sc
+        W[j][i] += 1.0 - sc
+        N[i][j] += 1
+        N[j][i] += 1
+        elo = self.elo
+        elo[a], elo[b] = elo_update(elo[a], elo[b], sc, self.elo_k)
+        out = (a, b, sc)
+        pairing = getattr(r, "pairing", None) or "|".join(sorted({a, b}))
+        try:
+            game_index = r.game_index
+        except AttributeError:
+            game_index = getattr(r, "id", None)
+        unit = (pairing, getattr(r, "seed", 0), game_index)
+        open_units = self.open_units
+        held = open_units.pop(unit, None)
+        if held is None:  # the first game of its deal: the seat-swapped one completes it
+            open_units[unit] = (pairing, 1, [out])
+        else:
+            held[2].append(out)
+            self.hist.add(held[0], held[2])
+        plackett_luce_1v1(self._osk, self.openskill[a], self.openskill[b], ra < rb, rb < ra)
+        best = max(ra, rb)
+        top = (ra == best) + (rb == best)
+        forfeit = r.forfeit_player
+        for seat, name, x in ((0, a, ra), (1, b, rb)):
+            t = self.tally[name]
+            t["games"] += 1
+            t["ret"] += x
+            if x == best:
+                t["wins" if top == 1 else "draws"] += 1
+                t["points"] += 1.0 if top == 1 else 0.5
+            else:
+                t["losses"] += 1
+            if forfeit == seat:
+                t["forfeits"] += 1
+        S, C = self.S, self.C
+        S[i][j] += ra
+        S[j][i] += rb
+        C[i][j] += 1
+        C[j][i] += 1
 
     def add_all(self, records: Iterable[Any]) -> "RatingState":
         for r in records:
