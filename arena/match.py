@@ -153,7 +153,8 @@ def play_games(
     n = game.spec.num_players
     if len(agents) != n:
         raise ArenaError(f"game '{game.spec.full_name}' needs {n} agents, got {len(agents)}")
-    todo = list(indices) if indices is not None else list(range(first_index, first_index + num_games))
+    # a range, not a list: a 10⁶-game match would otherwise hold 10⁶ int objects (~36 MB)
+    todo: Sequence[int] = list(indices) if indices is not None else range(first_index, first_index + num_games)
     batch_size = batch_size or DEFAULT_BATCH
     results: list[GameResult] = []
     hung: set[int] = set()

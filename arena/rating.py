@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
-from scipy.optimize import linprog, minimize
 
 from arena.errors import ArenaError
 
@@ -147,6 +146,64 @@ def teams_and_ranks(
         totals = list(returns)
     order = sorted(set(totals), reverse=True)
     return teams, [order.index(x) for x in totals]
+
+
+def plackett_luce_1v1(model: Any, a: Any, b: Any, rank_a: int, rank_b: int) -> None:
+    """One 1v1 game under OpenSkill's Plackett–Luce ``model`` (default options), updating the
+    ratings ``a`` and ``b`` in place; lower rank wins, equal ranks draw.
+
+    Why: ``model.rate`` validates, deep-copies and builds team objects for every game — ~35 µs
+    of a tournament game's ~110. For two single-player teams Weng & Lin's Algorithm 4 (with
+    OpenSkill's τ correction, γ = σ/c and κ floor) is a handful of floating-point operations;
+    they are done here in exactly OpenSkill's order (teams sorted by rank, ``sum_q``
+    accumulated as it does), so the ratings are bit-for-bit those of ``model.rate``
+    (tests/test_rating.py checks it against ``openskill`` on random win/draw/loss sequences).
+    """
+    tau = model.tau
+    tau_squared = tau * tau
+    beta_squared = model.beta**2
+    kappa = model.kappa
+    first, second = (b, a) if rank_b < rank_a else (a, b)  # rate()'s stable sort by rank
+    tie = rank_a == rank_b
+    s0 = math.sqrt(first.sigma * first.sigma + tau_squared)
+    s1 = math.sqrt(second.sigma * second.sigma + tau_squared)
+    v0, v1 = (s0 * 1.0) ** 2, (s1 * 1.0) ** 2
+    c = math.sqrt(0.0 + (v0 + beta_squared) + (v1 + beta_squared))
+    e0, e1 = math.exp(first.mu / c), math.exp(second.mu / c)
+    total = e0 + e1
+    if tie:  # both teams compare against both sums (each e0 + e1), A_q = 2
+        x0, x1 = e0 / total, e1 / total
+        d0 = x0 * (1 - x0) / 2 + x0 * (1 - x0) / 2
+        w0 = (1 - x0) / 2 - x0 / 2
+        d1 = x1 * (1 - x1) / 2 + x1 * (1 - x1) / 2
+        w1 = -x1 / 2 + (1 - x1) / 2
+    else:  # the winner compares against sum_q[0] = e0 + e1, the loser against it and e1 alone
+        x0, x1 = e0 / total, e1 / total
+        d0 = x0 * (1 - x0)
+        w0 = 1 - x0
+        y = e1 / e1
+        d1 = x1 * (1 - x1) + y * (1 - y)
+        w1 = -x1 + (1 - y)
+    for r, s, v, w, d in ((first, s0, v0, w0, d0), (second, s1, v1, w1, d1)):
+        w *= v / c
+        d *= v / c**2
+        d *= math.sqrt(v) / c
+        ratio = s**2 / v
+        r.mu = r.mu + ratio * w * 1.0
+        r.sigma = s * math.sqrt(max(1 - ratio * d * 1.0, kappa))
+
+
+def _fast_plackett_luce(model: Any) -> bool:
+    """Whether :func:`plackett_luce_1v1` reproduces ``model.rate`` (default gamma, no sigma limit)."""
+    import openskill.models as models
+    from openskill.models.weng_lin import plackett_luce
+
+    return (
+        type(model) is models.PlackettLuce
+        and model.gamma is plackett_luce._gamma
+        and not model.limit_sigma
+        and not model.balance
+    )
 
 
 def openskill(
@@ -438,6 +495,7 @@ class RatingState:
         self.elo: dict[str, float] = {}
         self._osk_model_name = openskill_model
         self._osk: Any = None
+        self._osk_fast = False
         self.openskill: dict[str, Any] = {}
         self.tally: dict[str, dict[str, float]] = {}
         self.S: list[list[float]] = []
@@ -465,11 +523,20 @@ class RatingState:
     def model(self) -> Any:
         if self._osk is None:
             self._osk = openskill_model(self._osk_model_name)
+            self._osk_fast = _fast_plackett_luce(self._osk)
         return self._osk
 
     def add(self, r: Any) -> None:
         """One game (in plan order)."""
         seats, returns = r.seats, r.returns
+        if (
+            len(seats) == 2
+            and seats[0] != seats[1]
+            and self._osk_fast
+            and not (getattr(r, "info", None) or {}).get("teams")
+        ):
+            self._add_duel(r, seats[0], seats[1], returns[0], returns[1])
+            return
         self.ensure(seats)
         self.records += 1
         idx, W, N = self.index, self.W, self.N
@@ -513,6 +580,58 @@ class RatingState:
             self.S[j][i] += returns[1]
             self.C[i][j] += 1
             self.C[j][i] += 1
+
+    def _add_duel(self, r: Any, a: str, b: str, ra: float, rb: float) -> None:
+        """:meth:`add` for a game of two different agents, no teams, default OpenSkill model —
+        the same updates in the same floating-point order, written out (a tournament's ratings
+        cost per game; tests/test_tournament_scale.py checks it against the batch functions)."""
+        idx = self.index
+        if a not in idx or b not in idx:
+            self.ensure((a, b))
+        self.records += 1
+        i, j = idx[a], idx[b]
+        sc = pair_score(ra, rb, self.scale)
+        W, N = self.W, self.N
+        W[i][j] += sc
+        W[j][i] += 1.0 - sc
+        N[i][j] += 1
+        N[j][i] += 1
+        elo = self.elo
+        elo[a], elo[b] = elo_update(elo[a], elo[b], sc, self.elo_k)
+        out = (a, b, sc)
+        pairing = getattr(r, "pairing", None) or "|".join(sorted({a, b}))
+        try:
+            game_index = r.game_index
+        except AttributeError:
+            game_index = getattr(r, "id", None)
+        unit = (pairing, getattr(r, "seed", 0), game_index)
+        open_units = self.open_units
+        held = open_units.pop(unit, None)
+        if held is None:  # the first game of its deal: the seat-swapped one completes it
+            open_units[unit] = (pairing, 1, [out])
+        else:
+            held[2].append(out)
+            self.hist.add(held[0], held[2])
+        plackett_luce_1v1(self._osk, self.openskill[a], self.openskill[b], ra < rb, rb < ra)
+        best = max(ra, rb)
+        top = (ra == best) + (rb == best)
+        forfeit = r.forfeit_player
+        for seat, name, x in ((0, a, ra), (1, b, rb)):
+            t = self.tally[name]
+            t["games"] += 1
+            t["ret"] += x
+            if x == best:
+                t["wins" if top == 1 else "draws"] += 1
+                t["points"] += 1.0 if top == 1 else 0.5
+            else:
+                t["losses"] += 1
+            if forfeit == seat:
+                t["forfeits"] += 1
+        S, C = self.S, self.C
+        S[i][j] += ra
+        S[j][i] += rb
+        C[i][j] += 1
+        C[j][i] += 1
 
     def add_all(self, records: Iterable[Any]) -> "RatingState":
         for r in records:
@@ -629,6 +748,8 @@ def alpha_rank(payoffs: np.ndarray, alpha: float = 100.0, m: int = 50) -> np.nda
 def nash_averaging(A: np.ndarray, eps: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Maximum-entropy symmetric Nash ``p*`` of the antisymmetric part of ``A`` and the Nash
     averaged scores ``A p*`` (Balduzzi et al. 2018). Invariant to duplicated agents."""
+    from scipy.optimize import linprog, minimize  # here: ~0.3 s of import every tournament needs only at its end
+
     A = np.asarray(A, dtype=float)
     A = (A - A.T) / 2.0
     n = A.shape[0]

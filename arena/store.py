@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import struct
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -149,6 +150,8 @@ class RunStore:
         """Records waiting for the batch's next commit (None: no batch open, commit each record)."""
         self._batch_size = 0
         self._on_commit: Callable[[list[MatchRecord]], None] | None = None
+        self._json_cache: tuple[dict[Any, str], dict[Any, str]] = ({}, {})
+        """JSON of recent seatings and return vectors (few distinct ones per run): json.dumps once each."""
 
     # -- opening --------------------------------------------------------------------------------
     @classmethod
@@ -307,8 +310,28 @@ class RunStore:
             self._on_commit(done)
 
     def _commit(self, recs: Sequence[MatchRecord]) -> list[MatchRecord]:
-        """Insert ``recs`` in one transaction; the ones that were not stored before."""
+        """Insert ``recs`` in one transaction; the ones that were not stored before.
+
+        Rows go in sorted by id: the id index is keyed by a hash, so a batch in plan order
+        touches its leaf pages at random; sorted, one pass walks them in order (what rows the
+        store holds, and their order by ``plan_seq``, are the same either way)."""
         now = time.time()
+        seats_json, returns_json = self._json_cache
+        if len(seats_json) > 4096 or len(returns_json) > 4096:  # games with ever-new returns
+            seats_json.clear()
+            returns_json.clear()
+        dumps = json.dumps
+
+        def as_json(cache: dict[Any, str], value: list[Any], kind: type) -> str:
+            if not all(type(x) is kind for x in value):
+                return dumps(value)
+            # floats keyed by their bits (-0.0 is not 0.0 here), labels by themselves
+            key = struct.pack(f"{len(value)}d", *value) if kind is float else tuple(value)
+            text = cache.get(key)
+            if text is None:
+                text = cache[key] = dumps(value)
+            return text
+
         with self.conn:
             have = self._existing(self.conn, [r.id for r in recs])
             new = [r for r in recs if r.id not in have]
@@ -323,18 +346,18 @@ class RunStore:
                         rec.seed,
                         rec.game_index,
                         rec.game,
-                        json.dumps(rec.seats),
-                        json.dumps(rec.returns),
+                        as_json(seats_json, rec.seats, str),
+                        as_json(returns_json, rec.returns, float),
                         rec.forfeit_player,
                         rec.forfeit_agent,
                         rec.forfeit_reason,
                         rec.length,
                         rec.duration,
                         rec.transcript,
-                        json.dumps(rec.info, default=str) if rec.info else "{}",
+                        dumps(rec.info, default=str) if rec.info else "{}",
                         now,
                     )
-                    for rec in new
+                    for rec in sorted(new, key=lambda r: r.id)
                 ],
             )
         return new

@@ -48,6 +48,35 @@ def test_openskill_1v1_ffa_and_teams():
     assert t2["v1"][0] == pytest.approx(25.7736, abs=1e-4)
 
 
+def test_closed_form_plackett_luce_1v1_is_openskills_rate_bit_for_bit():
+    """The tournament's 1v1 OpenSkill update (no rate() call) against openskill itself on random
+    win/draw/loss sequences among a few players: every mu and sigma identical, not just close."""
+    import random
+
+    import openskill.models as om
+
+    model = om.PlackettLuce()
+    assert R._fast_plackett_luce(model)
+    assert not R._fast_plackett_luce(om.PlackettLuce(limit_sigma=True))
+    assert not R._fast_plackett_luce(om.BradleyTerryFull())
+    rng = random.Random(0)
+    for _ in range(40):
+        names = [f"p{i}" for i in range(rng.randint(2, 5))]
+        slow = {n: model.rating(name=n) for n in names}
+        fast = {n: model.rating(name=n) for n in names}
+        for _ in range(rng.randint(1, 120)):
+            a, b = rng.sample(names, 2)
+            ra, rb = rng.choice([(1, -1), (-1, 1), (0, 0), (2.5, -2.5)])
+            new = model.rate([[slow[a]], [slow[b]]], ranks=[int(ra < rb), int(rb < ra)])
+            slow[a], slow[b] = new[0][0], new[1][0]
+            R.plackett_luce_1v1(model, fast[a], fast[b], ra < rb, rb < ra)
+            for n in (a, b):
+                assert (fast[n].mu, fast[n].sigma) == (slow[n].mu, slow[n].sigma)
+    # and through RatingState (fast path) against the batch function (rate() path)
+    recs = [rec(["x", "y"] if i % 2 else ["y", "x"], rng.choice([(1, -1), (-1, 1), (0, 0)]), i=i) for i in range(300)]
+    assert R.RatingState(["x", "y"]).add_all(recs).openskill_ratings() == R.openskill(recs, names=["x", "y"])
+
+
 def test_bradley_terry_recovers_strengths_and_ci_covers():
     rng = np.random.default_rng(0)
     true = np.arange(8) * 100.0

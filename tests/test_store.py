@@ -50,6 +50,20 @@ def test_create_record_resume(tmp_path):
         RunStore.open(run, "other")
 
 
+def test_batched_commit_stores_each_return_vector_as_given(tmp_path):
+    """The commit reuses the JSON of repeated seatings and return vectors; what it stores must
+    still be each record's own: -0.0 is not 0.0, an int is not a float (equal as dict keys)."""
+    vectors = [[1.0, -1.0], [0.0, -0.0], [-0.0, 0.0], [1, -1], [1.0, -1.0], [float("nan"), 2.5], [True, 0]]
+    with RunStore.open(tmp_path / "run", "fp") as s:
+        with s.batch(100):
+            for k, v in enumerate(vectors):
+                rec = _rec(match_id("fp", "a|b", 0, k), k)
+                rec.returns = list(v)
+                assert s.record_match(rec)
+        got = [r.returns for r in s.matches()]
+    assert [repr(g) for g in got] == [repr(v) for v in vectors]
+
+
 @pytest.mark.parametrize("content", [b"", b"not a database at all" * 20, b"SQLite format 3\x00" + b"\x07" * 600])
 def test_corrupt_store_is_an_error_and_untouched(tmp_path, content):
     run = tmp_path / "run"

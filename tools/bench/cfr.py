@@ -197,11 +197,12 @@ def curves(args: argparse.Namespace) -> dict:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     results, all_curves = {}, {}
-    for algo in ALGORITHMS:
-        solve = run_solve(make_solve(game, algo, updates=args.updates), args.iterations, args.log_every)
-        all_curves[algo] = solve.curve
-        results[f"{algo}_exploitability"] = solve.curve[-1]["exploitability"]
-        results[f"{algo}_seconds"] = round(solve.seconds, 3)
+    runs = [(algo, algo, {}) for algo in ALGORITHMS] + [_variant(v) for v in args.variant]
+    for label, algo, params in runs:
+        solve = run_solve(make_solve(game, algo, updates=args.updates, **params), args.iterations, args.log_every)
+        all_curves[label] = solve.curve
+        results[f"{label}_exploitability"] = solve.curve[-1]["exploitability"]
+        results[f"{label}_seconds"] = round(solve.seconds, 3)
     with open(out_dir / "cfr_curves.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["algo", "iteration", "seconds", "nash_conv", "exploitability"])
@@ -224,12 +225,30 @@ def curves(args: argparse.Namespace) -> dict:
     }
 
 
+def _variant(text: str) -> tuple[str, str, dict]:
+    """``ALGO:KEY=VALUE[,KEY=VALUE...]`` → (label ``ALGO[KEY=VALUE,...]``, algo, params)."""
+    from arena.errors import ArenaError
+    from arena.plugins.agents.cfr.cli import _params
+
+    algo, _, rest = text.partition(":")
+    if not algo or not rest:
+        raise ArenaError(f"bench cfr-curves: --variant takes ALGO:KEY=VALUE[,KEY=VALUE...], got {text!r}")
+    return f"{algo}[{rest}]", algo, _params(rest.split(","))
+
+
 def curves_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", default="leduc_poker")
     p.add_argument("--iterations", type=int, default=1000)
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--updates", default="alternating", choices=["alternating", "simultaneous"])
     p.add_argument("--out", default=".", help="directory for cfr_curves.csv and cfr_curves.png")
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="ALGO:KEY=VALUE[,...]",
+        help="also run ALGO with these parameters, e.g. vad-cfr:base_beta=0 (repeatable)",
+    )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
