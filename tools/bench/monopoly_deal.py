@@ -39,6 +39,7 @@ def win_rate(game_name: str, a: str, b: str, games: int, seed: int) -> dict[str,
     wins = sum(1 for i, r in enumerate(results) if r.forfeit is None and r.info.get("winner") == i % 2)
     draws = sum(1 for r in results if r.forfeit is None and r.info.get("winner") is None)
     ci = binomtest(wins, games).proportion_ci(confidence_level=0.95, method="wilson")
+    stats = x.stats() if hasattr(x, "stats") else {}
     return {
         "game": game_name,
         "agent": a,
@@ -49,7 +50,8 @@ def win_rate(game_name: str, a: str, b: str, games: int, seed: int) -> dict[str,
         "draws": draws,
         "forfeits": forfeits,
         "win_rate": round(wins / games, 4),
-        "ci95": [round(ci.low, 4), round(ci.high, 4)],
+        "ci95": [round(float(ci.low), 4), round(float(ci.high), 4)],
+        **({"agent_stats": stats} if stats else {}),
     }
 
 
@@ -92,7 +94,9 @@ def run_agents(args: argparse.Namespace) -> dict[str, Any]:
     if args.policy:
         spec = f"monopoly_deal_mccfr:path={args.policy}"
     else:
-        spec = f"monopoly_deal_mccfr:iterations={args.iterations},seed={args.seed}"
+        spec = f"monopoly_deal_mccfr:iterations={args.iterations},seed={args.seed},algo={args.algo}"
+        if args.choices:
+            spec += f",choices={args.choices}"
     start = time.perf_counter()
     out["mccfr_vs_heuristic_paper"] = win_rate(
         "monopoly_deal(variant=paper)", spec, "monopoly_deal_heuristic", args.games, args.seed
@@ -107,7 +111,9 @@ def agents_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--policy", help="MCCFR policy file (arena solve --game monopoly_deal_intents ...); default: solve on load"
     )
-    p.add_argument("--iterations", type=int, default=20000, help="MCCFR iterations when solving on load")
+    p.add_argument("--iterations", type=int, default=4000, help="MCCFR iterations when solving on load")
+    p.add_argument("--algo", default="es-mccfr", help="MCCFR sampler when solving on load (es-mccfr or os-mccfr)")
+    p.add_argument("--choices", help="the abstraction's choices when solving on load (default: the agent's, jsn)")
     p.add_argument("--skip-heuristic", action="store_true", help="only the MCCFR pairing")
 
 
