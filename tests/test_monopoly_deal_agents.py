@@ -228,6 +228,21 @@ def test_bench_runs_and_reports_the_baseline(subprocess_env):
     assert bad.returncode == 2 and "--games" in bad.stderr and "Traceback" not in bad.stderr
 
 
+def test_agents_bench_reports_mccfr_and_rule_variants_with_intervals():
+    import argparse
+
+    from arena.tools.bench.monopoly_deal import run_agents
+
+    base = dict(games=6, seed=0, policy=None, iterations=5, algo="es-mccfr", choices=None, skip_heuristic=True)
+    out = run_agents(argparse.Namespace(**base, rules=False))["mccfr_vs_heuristic_paper"]
+    assert out["games"] == 6 and 0 <= out["ci95"][0] <= out["win_rate"] <= out["ci95"][1] <= 1
+    assert (
+        out["agent_stats"]["algo"] == "es-mccfr" and out["agent_stats"]["unseen_keys"] <= out["agent_stats"]["choices"]
+    )
+    rules = run_agents(argparse.Namespace(**{**base, "games": 2}, rules=True))["heuristic_variants_vs_heuristic_paper"]
+    assert len(rules) == 5 and all(r["games"] == 2 and r["forfeits"] == 0 for r in rules.values())
+
+
 PREFERENCE = (
     "play ",
     "charge ",
