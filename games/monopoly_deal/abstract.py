@@ -146,8 +146,8 @@ class IntentState(State):
     """A real paper-variant state seen through intents.
 
     Chance (the draws) is sampled inside from the state's own seeded generator, and decisions
-    with a single intent on offer are played at once: what is left is only the choices that
-    matter, which keeps MCCFR's recursive traversals shallow. A clone copies the generator, so
+    with a single intent on offer are played at once (but the game's first): what is left is
+    only the choices that matter, which keeps MCCFR's recursive traversals shallow. A clone copies the generator, so
     a clone replays the same future draws.
     """
 
@@ -157,7 +157,7 @@ class IntentState(State):
         self.rng = GameRandom(seed or 0, 0)
         self._offer: dict[int, tuple] | None = None
         self._view: PlayerView | None = None
-        self._advance()
+        self._advance(first=True)
 
     def _offered(self) -> dict[int, tuple]:
         if self._offer is None:
@@ -166,7 +166,11 @@ class IntentState(State):
             self._offer = intents(self._view, s.legal_moves(), self.choices)
         return self._offer
 
-    def _advance(self) -> None:
+    def _advance(self, first: bool = False) -> None:
+        """Play chance and single-intent decisions until a choice or the end. The game's first
+        decision is always shown (``first``), even with its one intent: with few choices (the
+        default, Just Say No only) many games have none, and an environment must not be over
+        at reset (PettingZoo's api_test)."""
         s = self.real
         while not s.is_terminal():
             if s.is_chance_node():
@@ -174,7 +178,7 @@ class IntentState(State):
                 continue
             self._offer = None
             offer = self._offered()
-            if len(offer) > 1:
+            if len(offer) > 1 or first:
                 return
             s.apply_action(s.layout.ids[next(iter(offer.values()))])
         self._offer = None

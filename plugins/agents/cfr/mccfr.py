@@ -50,6 +50,8 @@ class MCCFR:
         return node
 
     def sample(self, probs: np.ndarray) -> int:
+        if len(probs) == 1:  # a forced move draws nothing: the random stream stays that of the choices
+            return 0
         return int(
             min(np.searchsorted(np.cumsum(probs), self.rng.random() * probs.sum(), side="right"), len(probs) - 1)
         )
