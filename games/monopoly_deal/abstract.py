@@ -2,14 +2,15 @@
 as its own game for MCCFR (after Wolf, arXiv 2510.25080: plain MCCFR on a small intent
 abstraction converges).
 
-A state wraps a real ``monopoly_deal(variant=paper)`` state; its draws are sampled inside from the
-seed (the sampling solvers pass one per traversal). Actions are *intents* — complete a set, add to a set, start a set, bank cash, bank a
-property, charge rent, end the turn, Just Say No, accept, pay with cash, pay with property,
-discard — and each maps to one concrete move by the card-level choices of :mod:`.tactics`. The
-info-state key is a coarse, **imperfect-recall** summary of what the player sees (complete sets
-and near-complete sets on both sides, the rent or debt at stake, the intents on offer), so the game has
-no tree view (``GameSpec.tree`` is false) and is solved by sampling (``os-mccfr``). The same
-two functions, :func:`intents` and :func:`abstract_key`, serve the ``monopoly_deal_mccfr`` agent
+A state wraps a real ``monopoly_deal(variant=paper)`` state; its draws are sampled inside from
+the seed (the sampling solvers pass one per traversal). Actions are *intents* at the strategic
+choices the ``choices`` parameter names (Just Say No or accept by default; also pay with cash or
+property, charge a rent or hold it, lay a property or bank it), each mapped to one concrete
+move by the card-level choices of :mod:`.tactics`; everywhere else the heuristic plays. The
+info-state key is a coarse, **imperfect-recall** summary of what the player sees (the rent or
+debt at stake, complete sets, what the player holds), so the game has no tree view
+(``GameSpec.tree`` is false) and is solved by sampling (``es-mccfr``). The same two functions,
+:func:`intents` and :func:`abstract_key`, serve the ``monopoly_deal_mccfr`` agent
 in the real game, computed from its observation.
 """
 
@@ -122,7 +123,7 @@ def abstract_key(v: PlayerView, offered: dict[int, tuple]) -> str:
     """Imperfect-recall key, deliberately coarse so that MCCFR visits each key often: the choice
     on offer, both sides' progress, and what is at stake. A Just Say No key is only the rent
     bucket, whether cash covers it, how many Just Say Nos the player holds (1 or more) and both
-    sides' complete sets: some 50 keys, each seen hundreds of times in a few thousand
+    sides' complete sets: 40 keys reached, each seen hundreds of times in a few thousand
     traversals."""
     me, op = v.me, 1 - v.me
     if JSN in offered:
@@ -147,8 +148,8 @@ class IntentState(State):
 
     Chance (the draws) is sampled inside from the state's own seeded generator, and decisions
     with a single intent on offer are played at once (but the game's first): what is left is
-    only the choices that matter, which keeps MCCFR's recursive traversals shallow. A clone copies the generator, so
-    a clone replays the same future draws.
+    only the choices that matter, which keeps MCCFR's recursive traversals shallow. A clone
+    copies the generator, so a clone replays the same future draws.
     """
 
     def __init__(self, real: MonopolyDealState, seed: int | None = None, choices: frozenset[int] = CHOICES) -> None:
