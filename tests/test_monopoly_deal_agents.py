@@ -117,7 +117,7 @@ def test_mccfr_learns_the_just_say_no_choice_on_a_test_budget():
     """Not a fake: 200 external-sampling traversals already move the often-visited keys far from
     uniform, toward refusing rents (what beats the heuristic in docs/monopoly_deal.md), and the
     agent plays that policy in the real game rather than falling back to the heuristic."""
-    solver = SAMPLERS["es-mccfr"](IntentGame(), seed=3)
+    solver = SAMPLERS["es-mccfr"](IntentGame(), seed=3, probe_after=6)  # as the agent solves
     solver.iterate(200)
     jsn, accept = INTENTS.index("Just Say No"), INTENTS.index("accept")
     choices = [n for n in solver.nodes.values() if len(n.actions) > 1]  # not the game's first decision

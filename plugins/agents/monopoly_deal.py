@@ -120,10 +120,14 @@ def make_mccfr(
     seed: int = 0,
     averaging: str = "simple",
     choices: str = DEFAULT_CHOICES,
+    probe_after: int = 6,
 ) -> IntentPolicyAgent:
     """``monopoly_deal_mccfr:path=policy.json`` plays a saved policy (``arena solve --game
     monopoly_deal_intents --algo es-mccfr``; the abstraction's ``choices`` come with the
-    policy's game name); without ``path`` it solves on load."""
+    policy's game name); without ``path`` it solves on load. External sampling enumerates the
+    player's first ``probe_after`` choices of a traversal and samples the rest: its cost is
+    exponential in the choices along a game, and a long game with Just Say No held through many
+    rents has dozens."""
     _check_game(game, "monopoly_deal_mccfr")
     if game.spec.params.get("variant") != "paper":
         raise ArenaError(
@@ -143,7 +147,7 @@ def make_mccfr(
     from arena.plugins.agents.cfr.run import make_solve, run_solve
 
     turns = game.spec.params.get("max_turns", 200)
-    params = {"averaging": averaging} if algo == "os-mccfr" else {}
+    params: dict[str, Any] = {"averaging": averaging} if algo == "os-mccfr" else {"probe_after": probe_after}
     abstraction = IntentGame(max_turns=turns, choices=choices)
     solve = run_solve(make_solve(abstraction, algo, seed=seed, **params), iterations)
     return IntentPolicyAgent(
@@ -180,6 +184,7 @@ def arena_agents() -> list[AgentEntry]:
                 "seed": 0,
                 "averaging": "simple",
                 "choices": DEFAULT_CHOICES,
+                "probe_after": 6,
             },
         ),
     ]
