@@ -361,7 +361,7 @@ def _bench_args(p: argparse.ArgumentParser, argv: Sequence[str] | None = None) -
     sub = p.add_subparsers(dest="bench", metavar="BENCHMARK")
     chosen = _positionals(argv)[1:2] if argv is not None else None
     for name, text in reg.summaries("benchmark"):
-        bp = sub.add_parser(name, help=text, description=text)
+        bp = sub.add_parser(name, help=text.replace("%", "%%"), description=text)
         if chosen is None or chosen == [name]:
             entry = reg.get("benchmark", name)
             bp.add_argument("--json", action="store_true", help="print figures as JSON")

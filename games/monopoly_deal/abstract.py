@@ -2,14 +2,15 @@
 as its own game for MCCFR (after Wolf, arXiv 2510.25080: plain MCCFR on a small intent
 abstraction converges).
 
-A state wraps a real ``monopoly_deal(variant=paper)`` state; its draws are sampled inside from the
-seed (the sampling solvers pass one per traversal). Actions are *intents* — complete a set, add to a set, start a set, bank cash, bank a
-property, charge rent, end the turn, Just Say No, accept, pay with cash, pay with property,
-discard — and each maps to one concrete move by the card-level choices of :mod:`.tactics`. The
-info-state key is a coarse, **imperfect-recall** summary of what the player sees (complete sets
-and near-complete sets on both sides, the rent or debt at stake, the intents on offer), so the game has
-no tree view (``GameSpec.tree`` is false) and is solved by sampling (``os-mccfr``). The same
-two functions, :func:`intents` and :func:`abstract_key`, serve the ``monopoly_deal_mccfr`` agent
+A state wraps a real ``monopoly_deal(variant=paper)`` state; its draws are sampled inside from
+the seed (the sampling solvers pass one per traversal). Actions are *intents* at the strategic
+choices the ``choices`` parameter names (Just Say No or accept by default; also pay with cash or
+property, charge a rent or hold it, lay a property or bank it), each mapped to one concrete
+move by the card-level choices of :mod:`.tactics`; everywhere else the heuristic plays. The
+info-state key is a coarse, **imperfect-recall** summary of what the player sees (the rent or
+debt at stake, complete sets, what the player holds), so the game has no tree view
+(``GameSpec.tree`` is false) and is solved by sampling (``es-mccfr``). The same two functions,
+:func:`intents` and :func:`abstract_key`, serve the ``monopoly_deal_mccfr`` agent
 in the real game, computed from its observation.
 """
 
@@ -20,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from arena.errors import ArenaError
 from arena.game import Game, GameEntry, GameSpec, IllegalActionError, State
 from arena.match import sample_chance
 from arena.rng import GameRandom
-from arena.games.monopoly_deal.cards import COLOURS, KINDS, RENTS
+from arena.games.monopoly_deal.cards import BY_NAME, COLOURS, JUST_SAY_NO, KINDS, RENTS
 from arena.games.monopoly_deal.state import MonopolyDealState
 from arena.games.monopoly_deal.tactics import asset_cost, choose_payment, heuristic_move, property_gain
 from arena.games.monopoly_deal.view import PlayerView
@@ -42,10 +44,33 @@ INTENTS = (
 PLAY_ON, BUILD, BANK_PROPERTY, RENT, HOLD, JSN, ACCEPT, PAY_CASH, PAY_PROPERTY = range(len(INTENTS))
 
 
-CHOICES = {JSN, PAY_CASH}
-"""Which strategic choices the abstraction offers (the rest is played by the heuristic). Adding
-``BUILD`` (lay or bank a property) and ``RENT`` (charge or hold) was measured worse against the
-heuristic on the same budget (docs/monopoly_deal.md), so the default is the response choices."""
+CHOICE_NAMES = {"jsn": JSN, "pay": PAY_CASH, "rent": RENT, "build": BUILD}
+"""The strategic choices an abstraction may expose (``choices=jsn+pay``): Just Say No or accept;
+pay with cash or with property; charge a rent now or hold it; lay a property or bank it."""
+
+DEFAULT_CHOICES = "jsn"
+"""Only the Just Say No decision by default: against the heuristic it is the choice with room to
+gain (refusing more rents than its "$4M or more" rule wins 0.55 of games), whereas paying with
+property and holding rents lose or break even as rules, and every extra choice adds sampling
+noise (docs/monopoly_deal.md has the measurements)."""
+
+
+def parse_choices(text: str) -> frozenset[int]:
+    """``"jsn+pay"`` → the intent ids of those choices (one clear error naming the bad one)."""
+    names = [x.strip() for x in str(text).split("+") if x.strip()]
+    bad = [x for x in names if x not in CHOICE_NAMES]
+    if bad or not names:
+        raise ArenaError(
+            f"monopoly_deal_intents: parameter 'choices' must be '+'-joined names from "
+            f"{', '.join(CHOICE_NAMES)}, got {text!r}"
+        )
+    return frozenset(CHOICE_NAMES[x] for x in names)
+
+
+CHOICES = parse_choices(DEFAULT_CHOICES)
+
+
+JSN_ID = BY_NAME[JUST_SAY_NO].id
 
 
 def _bucket(x: int) -> int:
@@ -53,16 +78,16 @@ def _bucket(x: int) -> int:
     return 0 if x <= 0 else 1 if x <= 2 else 2 if x <= 4 else 3
 
 
-def intents(v: PlayerView, moves: list[tuple]) -> dict[int, tuple]:
+def intents(v: PlayerView, moves: list[tuple], choices: frozenset[int] = CHOICES) -> dict[int, tuple]:
     """The intents on offer at this decision, each with the concrete move it stands for.
 
-    Strategic choices only: lay a property or bank it as cash; charge a rent now or hold it;
-    Just Say No or accept; pay with cash or with property. Everywhere else the heuristic's move
-    is the single intent "play on" (the abstract game plays it at once)."""
+    Strategic choices only, those in ``choices``: lay a property or bank it as cash; charge a
+    rent now or hold it; Just Say No or accept; pay with cash or with property. Everywhere else
+    the heuristic's move is the single intent "play on" (the abstract game plays it at once)."""
     ph = v.phase
-    if ph == "respond" and JSN in CHOICES:
+    if ph == "respond" and JSN in choices:
         return {ACCEPT: ("accept",), **({JSN: ("jsn",)} if ("jsn",) in moves else {})}
-    if ph == "pay" and PAY_CASH in CHOICES:
+    if ph == "pay" and PAY_CASH in choices:
         out: dict[int, tuple] = {}
         bank = [m for m in moves if m[0] == "paybank"]
         table = [m for m in moves if m[0] != "paybank"]
@@ -73,14 +98,14 @@ def intents(v: PlayerView, moves: list[tuple]) -> dict[int, tuple]:
         return out
     h = heuristic_move(v, moves)
     if (
-        BUILD in CHOICES
+        BUILD in choices
         and ph == "play"
         and h[0] == "place"
         and ("bank", h[1]) in moves
         and property_gain(v, v.me, h[1], h[2]) < 10
     ):
         return {BUILD: h, BANK_PROPERTY: ("bank", h[1])}
-    if RENT in CHOICES and ph == "play" and h[0] in ("rent", "wildrent"):
+    if RENT in choices and ph == "play" and h[0] in ("rent", "wildrent"):
         return {RENT: h, HOLD: heuristic_move(v, [m for m in moves if m[0] not in ("rent", "wildrent")])}
     return {PLAY_ON: h}
 
@@ -96,8 +121,15 @@ def _side(v: PlayerView, q: int) -> str:
 
 def abstract_key(v: PlayerView, offered: dict[int, tuple]) -> str:
     """Imperfect-recall key, deliberately coarse so that MCCFR visits each key often: the choice
-    on offer, both sides' progress, and what is at stake."""
+    on offer, both sides' progress, and what is at stake. A Just Say No key is only the rent
+    bucket, whether cash covers it, how many Just Say Nos the player holds (1 or more) and both
+    sides' complete sets: 40 keys reached, each seen hundreds of times in a few thousand
+    traversals."""
     me, op = v.me, 1 - v.me
+    if JSN in offered:
+        held = min(v.hand.get(JSN_ID, 0), 2)
+        covers = int(v.bank_value(me) >= v.amount)
+        return f"respond|o{_bucket(v.amount)}|c{covers}|j{held}|s{v.complete_sets(me)}{v.complete_sets(op)}"
     sides = f"me{_side(v, me)}|op{_side(v, op)}"
     cash = _bucket(v.bank_value(me))
     if BUILD in offered:
@@ -115,26 +147,31 @@ class IntentState(State):
     """A real paper-variant state seen through intents.
 
     Chance (the draws) is sampled inside from the state's own seeded generator, and decisions
-    with a single intent on offer are played at once: what is left is only the choices that
-    matter, which keeps MCCFR's recursive traversals shallow. A clone copies the generator, so
-    a clone replays the same future draws.
+    with a single intent on offer are played at once (but the game's first): what is left is
+    only the choices that matter, which keeps MCCFR's recursive traversals shallow. A clone
+    copies the generator, so a clone replays the same future draws.
     """
 
-    def __init__(self, real: MonopolyDealState, seed: int | None = None) -> None:
+    def __init__(self, real: MonopolyDealState, seed: int | None = None, choices: frozenset[int] = CHOICES) -> None:
         self.real = real
+        self.choices = choices
         self.rng = GameRandom(seed or 0, 0)
         self._offer: dict[int, tuple] | None = None
         self._view: PlayerView | None = None
-        self._advance()
+        self._advance(first=True)
 
     def _offered(self) -> dict[int, tuple]:
         if self._offer is None:
             s = self.real
             self._view = PlayerView.from_state(s, s.current_player())
-            self._offer = intents(self._view, s.legal_moves())
+            self._offer = intents(self._view, s.legal_moves(), self.choices)
         return self._offer
 
-    def _advance(self) -> None:
+    def _advance(self, first: bool = False) -> None:
+        """Play chance and single-intent decisions until a choice or the end. The game's first
+        decision is always shown (``first``), even with its one intent: with few choices (the
+        default, Just Say No only) many games have none, and an environment must not be over
+        at reset (PettingZoo's api_test)."""
         s = self.real
         while not s.is_terminal():
             if s.is_chance_node():
@@ -142,7 +179,7 @@ class IntentState(State):
                 continue
             self._offer = None
             offer = self._offered()
-            if len(offer) > 1:
+            if len(offer) > 1 or first:
                 return
             s.apply_action(s.layout.ids[next(iter(offer.values()))])
         self._offer = None
@@ -173,6 +210,7 @@ class IntentState(State):
     def clone(self) -> "IntentState":
         c = IntentState.__new__(IntentState)
         c.real = self.real.clone()
+        c.choices = self.choices
         c.rng = self.rng.clone()
         c._offer, c._view = self._offer, None
         return c
@@ -199,16 +237,22 @@ class IntentState(State):
 
 
 class IntentGame(Game):
-    """``monopoly_deal_intents(max_turns=100)``: the paper variant through intents (hidden chance,
-    seeded by ``new_initial_state(seed)``)."""
+    """``monopoly_deal_intents(max_turns=100, choices=jsn)``: the paper variant through intents
+    (hidden chance, seeded by ``new_initial_state(seed)``); ``choices`` names the strategic
+    choices exposed (``+``-joined: ``jsn``, ``pay``, ``rent``, ``build``)."""
 
-    def __init__(self, max_turns: int = 100) -> None:
+    def __init__(self, max_turns: int = 100, choices: str = DEFAULT_CHOICES) -> None:
         from arena.games.monopoly_deal import MonopolyDealGame
 
         # MCCFR traverses recursively, one level per decision: a long game needs a deeper stack
         sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
+        self.choices = parse_choices(choices)
+        canon = "+".join(n for n, i in CHOICE_NAMES.items() if i in self.choices)
         self.real = MonopolyDealGame(variant="paper", max_turns=max_turns)
         spec = self.real.spec
+        params: dict[str, Any] = {} if max_turns == 100 else {"max_turns": max_turns}
+        if canon != DEFAULT_CHOICES:
+            params["choices"] = canon
         self.spec = GameSpec(
             name="monopoly_deal_intents",
             num_players=2,
@@ -219,18 +263,18 @@ class IntentGame(Game):
             zero_sum=True,
             max_game_length=spec.max_game_length,
             tree=False,
-            params={} if max_turns == 100 else {"max_turns": max_turns},
+            params=params,
             description="intent abstraction of monopoly_deal(variant=paper) for MCCFR: "
-            + ", ".join(INTENTS[i] for i in sorted({PLAY_ON, ACCEPT, PAY_PROPERTY} | CHOICES)),
+            + ", ".join(INTENTS[i] for i in sorted({PLAY_ON, ACCEPT, PAY_PROPERTY} | self.choices)),
         )
 
     def new_initial_state(self, seed: int | None = None) -> IntentState:
-        return IntentState(self.real.new_initial_state(), seed)
+        return IntentState(self.real.new_initial_state(), seed, self.choices)
 
 
 ENTRY = GameEntry(
     "monopoly_deal_intents",
     IntentGame,
     "intent abstraction of 2-player Monopoly Deal (paper variant) for MCCFR; imperfect-recall keys",
-    {"max_turns": 100},
+    {"max_turns": 100, "choices": DEFAULT_CHOICES},
 )

@@ -24,7 +24,14 @@ from typing import Any
 from arena.agent import Agent, AgentEntry, Observation, sample_from
 from arena.errors import ArenaError
 from arena.game import Action, Game, parse_game_name
-from arena.games.monopoly_deal.abstract import IntentGame, abstract_key, intents
+from arena.games.monopoly_deal.abstract import (
+    INTENTS,
+    DEFAULT_CHOICES,
+    IntentGame,
+    abstract_key,
+    intents,
+    parse_choices,
+)
 from arena.games.monopoly_deal.rules import layout_for
 from arena.games.monopoly_deal.tactics import heuristic_move
 from arena.games.monopoly_deal.view import PlayerView
@@ -59,32 +66,46 @@ class MonopolyDealHeuristic(Agent):
 
 class IntentPolicyAgent(Agent):
     """Plays an MCCFR policy of the intent abstraction in the real 2-player paper variant: the
-    observation gives the intents on offer and the abstract key; the policy picks an intent; the
-    intent's concrete move is played. A key the policy never saw falls back to the heuristic's
-    move (counted in ``stats()``)."""
+    observation gives the intents on offer (the abstraction's ``choices``, read from the
+    policy's game name) and the abstract key; the policy picks an intent; the intent's concrete
+    move is played. A decision with one intent on offer is the heuristic's move (as in the
+    abstraction); a choice whose key the policy never saw falls back to the heuristic's move
+    (``stats()`` counts choices and unseen keys)."""
 
     name = "monopoly_deal_mccfr"
 
     def __init__(self, game: Game, policy: TabularPolicy, info: dict[str, Any] | None = None) -> None:
         self.table = policy
         self.info = info or {}
+        self.choices = parse_choices(parse_game_name(policy.game)[1].get("choices", DEFAULT_CHOICES))
         self.moves = layout_for("paper", 2).moves
-        self.decisions = self.misses = 0
+        self.decisions = self.choice_points = self.misses = 0
+        self.chosen: dict[str, int] = {}
 
     def act(self, obs: Observation) -> Action:
         v = PlayerView(obs.tensor, "paper", 2, obs.player)
         legal = {self.moves[a]: a for a in obs.legal_actions}
-        offer = intents(v, list(legal))
-        probs = self.table.get(abstract_key(v, offer))
+        offer = intents(v, list(legal), self.choices)
         self.decisions += 1
+        if len(offer) == 1:
+            return legal[next(iter(offer.values()))]
+        self.choice_points += 1
+        probs = self.table.get(abstract_key(v, offer))
         if probs is None:
             self.misses += 1
             return legal[heuristic_move(v, list(legal))]
         intent = sample_from({i: probs.get(i, 0.0) for i in offer}, obs)
+        self.chosen[INTENTS[intent]] = self.chosen.get(INTENTS[intent], 0) + 1
         return legal[offer[intent]]
 
     def stats(self) -> dict[str, Any]:
-        return {"decisions": self.decisions, "unseen_keys": self.misses, **self.info}
+        return {
+            "decisions": self.decisions,
+            "choices": self.choice_points,
+            "unseen_keys": self.misses,
+            "intents_played": dict(self.chosen),
+            **self.info,
+        }
 
     def save(self, directory: str | Path) -> None:
         directory = Path(directory)
@@ -94,13 +115,19 @@ class IntentPolicyAgent(Agent):
 def make_mccfr(
     game: Game,
     path: str | None = None,
-    iterations: int = 20000,
-    algo: str = "os-mccfr",
+    iterations: int = 4000,
+    algo: str = "es-mccfr",
     seed: int = 0,
     averaging: str = "simple",
+    choices: str = DEFAULT_CHOICES,
+    probe_after: int = 6,
 ) -> IntentPolicyAgent:
     """``monopoly_deal_mccfr:path=policy.json`` plays a saved policy (``arena solve --game
-    monopoly_deal_intents --algo os-mccfr``); without ``path`` it solves on load."""
+    monopoly_deal_intents --algo es-mccfr``; the abstraction's ``choices`` come with the
+    policy's game name); without ``path`` it solves on load. External sampling enumerates the
+    player's first ``probe_after`` choices of a traversal and samples the rest: its cost is
+    exponential in the choices along a game, and a long game with Just Say No held through many
+    rents has dozens."""
     _check_game(game, "monopoly_deal_mccfr")
     if game.spec.params.get("variant") != "paper":
         raise ArenaError(
@@ -120,12 +147,21 @@ def make_mccfr(
     from arena.plugins.agents.cfr.run import make_solve, run_solve
 
     turns = game.spec.params.get("max_turns", 200)
-    params = {"averaging": averaging} if algo == "os-mccfr" else {}
-    solve = run_solve(make_solve(IntentGame(max_turns=turns), algo, seed=seed, **params), iterations)
+    params: dict[str, Any] = {"averaging": averaging} if algo == "os-mccfr" else {"probe_after": probe_after}
+    abstraction = IntentGame(max_turns=turns, choices=choices)
+    solve = run_solve(make_solve(abstraction, algo, seed=seed, **params), iterations)
     return IntentPolicyAgent(
         game,
         solve.policy(),
-        {"algo": algo, "iterations": iterations, "seed": seed, **params, "infosets": len(solve.solver.nodes)},
+        {
+            "algo": algo,
+            "iterations": iterations,
+            "seed": seed,
+            **params,
+            "abstraction": abstraction.spec.full_name,
+            "infosets": len(solve.solver.nodes),
+            "solve_seconds": round(solve.seconds, 1),
+        },
     )
 
 
@@ -141,6 +177,14 @@ def arena_agents() -> list[AgentEntry]:
             "monopoly_deal_mccfr",
             make_mccfr,
             "MCCFR policy of the intent abstraction (2-player paper variant): a saved policy or solved on load",
-            {"path": None, "iterations": 20000, "algo": "os-mccfr", "seed": 0, "averaging": "simple"},
+            {
+                "path": None,
+                "iterations": 4000,
+                "algo": "es-mccfr",
+                "seed": 0,
+                "averaging": "simple",
+                "choices": DEFAULT_CHOICES,
+                "probe_after": 6,
+            },
         ),
     ]

@@ -50,6 +50,8 @@ class MCCFR:
         return node
 
     def sample(self, probs: np.ndarray) -> int:
+        if len(probs) == 1:  # a forced move draws nothing: the random stream stays that of the choices
+            return 0
         return int(
             min(np.searchsorted(np.cumsum(probs), self.rng.random() * probs.sum(), side="right"), len(probs) - 1)
         )
@@ -89,26 +91,64 @@ class MCCFR:
 class ExternalSampling(MCCFR):
     """Sample chance and opponents, enumerate the traverser's actions. "Simple" averaging: on
     player i's pass, player i+1's average is updated where it is sampled (on-policy, so
-    unbiased; with two players every opponent node)."""
+    unbiased; with two players every opponent node).
+
+    ``probe_after=k`` bounds the cost, which is exponential in the traverser's decisions along a
+    history: past its first ``k`` decisions in a traversal the traverser samples one action from
+    its current policy and follows it, and values each other action by a *probe* (one history
+    sampled from the current policy, no updates; Gibson et al. 2012). Every action's value stays
+    an unbiased estimate, every node reached is updated, and a traversal costs at most ``2^k``
+    paths with a probe per action along them. ``None`` (the default) enumerates everywhere."""
 
     name = "es-mccfr"
 
-    def traverse(self, state: State, player: int) -> float:
+    def __init__(self, game: Game, seed: int = 0, probe_after: int | None = None) -> None:
+        super().__init__(game, seed)
+        if probe_after is not None and (not isinstance(probe_after, int) or probe_after < 1):
+            raise ArenaError(f"es-mccfr: probe_after must be a positive integer, not {probe_after!r}")
+        self.probe_after = probe_after
+
+    def traverse(self, state: State, player: int, depth: int = 0) -> float:
         cur = state.current_player()
         if cur == TERMINAL:
             return float(state.returns()[player])
         if cur == CHANCE:
-            return self.traverse(self.chance(state)[0], player)
+            return self.traverse(self.chance(state)[0], player, depth)
         node = self.node(state, cur)
         sigma = node.policy()
         if cur != player:
             if cur == (player + 1) % self.n:
                 node.avg += sigma
-            return self.traverse(self.child(state, node.actions[self.sample(sigma)]), player)
-        values = np.asarray([self.traverse(self.child(state, a), player) for a in node.actions])
+            return self.traverse(self.child(state, node.actions[self.sample(sigma)]), player, depth)
+        if len(sigma) > 1 and self.probe_after is not None and depth >= self.probe_after:
+            i = self.sample(sigma)
+            values = np.asarray(
+                [
+                    self.traverse(self.child(state, a), player, depth)
+                    if j == i
+                    else self.probe(self.child(state, a), player)
+                    for j, a in enumerate(node.actions)
+                ]
+            )
+        else:
+            deeper = depth + (len(sigma) > 1)
+            values = np.asarray([self.traverse(self.child(state, a), player, deeper) for a in node.actions])
         v = float(sigma @ values)
         node.regret += values - v
         return v
+
+    def probe(self, state: State, player: int) -> float:
+        """One history from ``state`` with every player on its current policy: an unbiased
+        estimate of the value there, without updates."""
+        while True:
+            cur = state.current_player()
+            if cur == TERMINAL:
+                return float(state.returns()[player])
+            if cur == CHANCE:
+                state = self.chance(state)[0]
+                continue
+            node = self.node(state, cur)
+            state = self.child(state, node.actions[self.sample(node.policy())])
 
 
 class OutcomeSampling(MCCFR):
