@@ -43,6 +43,12 @@ class PreferencePair:
     prompt_ids: tuple[int, ...]
     chosen_ids: tuple[int, ...]
     rejected_ids: tuple[int, ...]
+    per_token: bool = False
+    """Compare the responses' *mean* per-token log-probs instead of their sums: the log-policy of
+    a scored agent with ``score: mean`` (its move probabilities are a softmax of the mean), so
+    DPO moves the probabilities that agent actually plays. With sums, a pair between labels of
+    different lengths (``check`` / ``bet``) can raise the chosen response's summed margin while
+    the agent's mean-score policy moves the other way."""
 
 
 def dpo_loss(pi_chosen: Any, pi_rejected: Any, ref_chosen: Any, ref_rejected: Any, beta: float) -> tuple[Any, Any]:
@@ -74,6 +80,11 @@ class DPO(LLMTrainer):
         seq = self.model.logprobs(
             [(p.prompt_ids, r) for p in pairs for r in (p.chosen_ids, p.rejected_ids)], grad=grad, model=model
         )
+        if any(p.per_token for p in pairs):
+            import torch
+
+            size = [len(r) if p.per_token else 1 for p in pairs for r in (p.chosen_ids, p.rejected_ids)]
+            seq = seq / torch.as_tensor(size, dtype=seq.dtype, device=seq.device)
         return seq[0::2], seq[1::2]
 
     def fit(self, pairs: Sequence[PreferencePair]) -> dict[str, float]:

@@ -253,7 +253,10 @@ class LSPO(DPO):
                 ranked = sorted(excess, key=lambda t: (excess[t], t))
                 lo, hi = ranked[0], ranked[-1]
                 if excess[hi] - excess[lo] >= margin:
-                    pairs.append(PreferencePair(prompt, tuple(enc(hi)), tuple(enc(lo))))
+                    # the responses as the model says them (with the line end that stops generation)
+                    cont = self.agent.prompts.continuation
+                    self.agent.prompts.build(obs)
+                    pairs.append(PreferencePair(prompt, tuple(enc(cont(hi))), tuple(enc(cont(lo)))))
                     n_talk += 1
             elif self.p["decisions"] == "all" and "scores" in step.extra:
                 pol = softmax_policy(obs.legal_actions, step.extra["scores"], self.agent.temperature)
@@ -265,7 +268,10 @@ class LSPO(DPO):
                     self.agent.prompts.build(obs)  # sets whether the chat template shapes the labels
                     pairs.append(
                         PreferencePair(
-                            prompt, tuple(enc(cont(obs.label_of(hi_a)))), tuple(enc(cont(obs.label_of(lo_a))))
+                            prompt,
+                            tuple(enc(cont(obs.label_of(hi_a)))),
+                            tuple(enc(cont(obs.label_of(lo_a)))),
+                            per_token=self.agent.score == "mean",
                         )
                     )
                     n_move += 1
