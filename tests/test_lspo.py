@@ -95,6 +95,13 @@ def test_dpo_loss_known_value():
     assert margin.tolist() == pytest.approx([0.5, -1.0])
     expected = (math.log1p(math.exp(-0.5)) + math.log1p(math.exp(1.0))) / 2
     assert float(loss) == pytest.approx(expected, rel=1e-6)
+    # conservative DPO (label smoothing 0.25): a pair stops pulling at the margin log(0.75 / 0.25)
+    m = torch.tensor([math.log(3.0) / 0.5], requires_grad=True)
+    zero = torch.zeros(1)
+    smooth, _ = dpo_loss(m, zero, zero, zero, beta=0.5, label_smoothing=0.25)
+    smooth.backward()
+    assert float(m.grad) == pytest.approx(0.0, abs=1e-6)
+    assert float(smooth) == pytest.approx(0.75 * math.log1p(1 / 3) + 0.25 * math.log1p(3), rel=1e-6)
 
 
 def load_trainer(spec, game, learners):
@@ -208,3 +215,19 @@ def test_per_token_pairs_compare_the_scored_policy_and_response_warmup():
     assert losses[0] == pytest.approx(expected, rel=1e-4)
     with pytest.raises(ArenaError, match="loss must be one of"):
         pretrain(fresh, g, games=1, steps=1, loss="prompt")
+
+
+def test_balance_directions_cancels_the_common_push():
+    from arena.plugins.trainers.llm.dpo import PreferencePair
+    from arena.plugins.trainers.llm.lspo import balance_directions
+
+    fold, call, bet, check = (1,), (2,), (3,), (4,)
+    pairs = [PreferencePair((i,), fold, call, True) for i in range(7)]  # 7 x fold > call
+    pairs += [PreferencePair((10 + i,), call, fold, True) for i in range(2)]  # 2 x call > fold
+    pairs += [PreferencePair((20,), bet, check, True)]  # no counterpart: dropped
+    pairs += [PreferencePair((30,), (5,), (6,)), PreferencePair((31,), (5,), (6,))]  # talk: kept
+    kept, dropped = balance_directions(pairs, set(range(10)), seed=0)
+    assert dropped == 6 and len(kept) == 6
+    dirs = [(p.chosen_ids, p.rejected_ids) for p in kept]
+    assert dirs.count((fold, call)) == dirs.count((call, fold)) == 2 and dirs.count(((5,), (6,))) == 2
+    assert balance_directions(pairs, set(range(10)), seed=0)[0] == kept  # deterministic given the seed

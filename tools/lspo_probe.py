@@ -102,6 +102,20 @@ def infosets(config: str, overrides: list[str]) -> None:
     run_solve(solve, int(trainer.p["solver_iterations"]))
     star = policy_array(abstract, solve.policy(), tree)
     before, after = seen["sigma"]
+    from arena.exploitability import exploitability
+
+    talk = np.zeros(tree.num_slots, dtype=bool)  # the slots of talk infosets (k messages) vs moves
+    for i in range(tree.num_infosets):
+        st = tree.state_of(i, abstract)
+        if st.decision_kind(int(tree.info_player[i])) == "text" or st._talking():  # type: ignore[attr-defined]
+            talk[int(tree.info_start[i]) : int(tree.info_start[i]) + int(tree.info_size[i])] = True
+    for name, sigma in (
+        ("before", before),
+        ("after", after),
+        ("talk after, moves before", np.where(talk, after, before)),
+        ("moves after, talk before", np.where(talk, before, after)),
+    ):
+        print(f"exploitability {name}: {exploitability(abstract, sigma, tree):.4f}")
     print("latent strategies:", trainer.latent.representatives)
     print("infoset | sigma* | LLM before | LLM after")
     for i in range(tree.num_infosets):
