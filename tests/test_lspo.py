@@ -95,6 +95,13 @@ def test_dpo_loss_known_value():
     assert margin.tolist() == pytest.approx([0.5, -1.0])
     expected = (math.log1p(math.exp(-0.5)) + math.log1p(math.exp(1.0))) / 2
     assert float(loss) == pytest.approx(expected, rel=1e-6)
+    # conservative DPO (label smoothing 0.25): a pair stops pulling at the margin log(0.75 / 0.25)
+    m = torch.tensor([math.log(3.0) / 0.5], requires_grad=True)
+    zero = torch.zeros(1)
+    smooth, _ = dpo_loss(m, zero, zero, zero, beta=0.5, label_smoothing=0.25)
+    smooth.backward()
+    assert float(m.grad) == pytest.approx(0.0, abs=1e-6)
+    assert float(smooth) == pytest.approx(0.75 * math.log1p(1 / 3) + 0.25 * math.log1p(3), rel=1e-6)
 
 
 def load_trainer(spec, game, learners):
@@ -169,3 +176,58 @@ def test_lspo_iteration_end_to_end_and_state_round_trip():
     assert again.corpus == trainer.corpus and again.updates == trainer.updates
     with pytest.raises(ArenaError, match="free-text talk game"):
         load_trainer({"name": "lspo"}, load_game("kuhn_poker"), [_llm(load_game("kuhn_poker"))])
+
+
+def test_per_token_pairs_compare_the_scored_policy_and_response_warmup():
+    """A ``per_token`` pair compares mean per-token log-probs (what a ``score: mean`` agent plays);
+    the ``response`` warm-up loss is the mean NLL of the answers' tokens only."""
+    torch = pytest.importorskip("torch")
+    from arena.agent import Observation
+    from arena.plugins.trainers.llm.dpo import PreferencePair
+    from arena.plugins.trainers.llm.pretrain import play_corpus, pretrain
+
+    g = load_game("table_talk(game=kuhn_poker,max_chars=8)")
+    agent = _llm(g, max_text_tokens=8)
+    trainer = load_trainer({"name": "dpo", "params": {"beta": 0.5, "seed": 0}}, g, [agent])
+    s = g.new_initial_state()
+    for a in (0, 1, "hi"):
+        s.apply_action(a)
+    obs = Observation(s, 0, np.random.default_rng(0), g.spec.full_name)
+    prompt = tuple(agent.backend.prompt_ids(agent.prompts.build(obs)))
+    check, bet = (tuple(agent.backend.encode(agent.prompts.continuation(x))) for x in ("check", "bet"))
+    assert len(check) != len(bet)
+    total = trainer.pair_logprobs([PreferencePair(prompt, bet, check)], grad=False)
+    mean = trainer.pair_logprobs([PreferencePair(prompt, bet, check, per_token=True)], grad=False)
+    assert float(mean[0]) == pytest.approx(float(total[0]) / len(bet), rel=1e-5)
+    assert float(mean[1]) == pytest.approx(float(total[1]) / len(check), rel=1e-5)
+    # the agent's own policy is the softmax of exactly these means (T = 1)
+    p_bet = agent.policy(obs)[1]
+    assert p_bet == pytest.approx(float(torch.sigmoid(mean[0] - mean[1])), rel=1e-4)
+
+    # warm-up on the answers only: the first loss is the untrained model's NLL of the batch's answers
+    fresh = _llm(g, max_text_tokens=8)
+    rows = play_corpus(g, fresh, games=3, seed=0, players="table_talker")
+    batch = [rows[i] for i in np.random.default_rng(0).integers(len(rows), size=4)]
+    enc = fresh.backend.encode
+    scored = fresh.backend.score_ids([(enc(p), enc(c)) for p, c in batch])
+    expected = -sum(sum(r) for r in scored) / sum(len(r) for r in scored)
+    _, losses = pretrain(fresh, g, games=3, steps=1, batch=4, seed=0, players="table_talker", loss="response")
+    assert losses[0] == pytest.approx(expected, rel=1e-4)
+    with pytest.raises(ArenaError, match="loss must be one of"):
+        pretrain(fresh, g, games=1, steps=1, loss="prompt")
+
+
+def test_balance_directions_cancels_the_common_push():
+    from arena.plugins.trainers.llm.dpo import PreferencePair
+    from arena.plugins.trainers.llm.lspo import balance_directions
+
+    fold, call, bet, check = (1,), (2,), (3,), (4,)
+    pairs = [PreferencePair((i,), fold, call, True) for i in range(7)]  # 7 x fold > call
+    pairs += [PreferencePair((10 + i,), call, fold, True) for i in range(2)]  # 2 x call > fold
+    pairs += [PreferencePair((20,), bet, check, True)]  # no counterpart: dropped
+    pairs += [PreferencePair((30,), (5,), (6,)), PreferencePair((31,), (5,), (6,))]  # talk: kept
+    kept, dropped = balance_directions(pairs, set(range(10)), seed=0)
+    assert dropped == 6 and len(kept) == 6
+    dirs = [(p.chosen_ids, p.rejected_ids) for p in kept]
+    assert dirs.count((fold, call)) == dirs.count((call, fold)) == 2 and dirs.count(((5,), (6,))) == 2
+    assert balance_directions(pairs, set(range(10)), seed=0)[0] == kept  # deterministic given the seed

@@ -55,7 +55,9 @@ class TableTalker(PolicyAgent):
             others = [s for s in PHRASES if s != style]
             style = others[min(int(obs.uniform() * len(others)), len(others) - 1)]
         phrases = PHRASES[style]
-        return phrases[min(int(obs.uniform() * len(phrases)), len(phrases) - 1)]
+        phrase = phrases[min(int(obs.uniform() * len(phrases)), len(phrases) - 1)]
+        limit = obs.max_text_length
+        return phrase[:limit] if limit > 0 else phrase  # a longer line would be an illegal action
 
 
 def make_talker(game: Game, honesty: float = 0.8) -> TableTalker:

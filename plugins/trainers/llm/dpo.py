@@ -43,20 +43,42 @@ class PreferencePair:
     prompt_ids: tuple[int, ...]
     chosen_ids: tuple[int, ...]
     rejected_ids: tuple[int, ...]
+    per_token: bool = False
+    """Compare the responses' *mean* per-token log-probs instead of their sums: the log-policy of
+    a scored agent with ``score: mean`` (its move probabilities are a softmax of the mean), so
+    DPO moves the probabilities that agent actually plays. With sums, a pair between labels of
+    different lengths (``check`` / ``bet``) can raise the chosen response's summed margin while
+    the agent's mean-score policy moves the other way."""
 
 
-def dpo_loss(pi_chosen: Any, pi_rejected: Any, ref_chosen: Any, ref_rejected: Any, beta: float) -> tuple[Any, Any]:
+def dpo_loss(
+    pi_chosen: Any, pi_rejected: Any, ref_chosen: Any, ref_rejected: Any, beta: float, label_smoothing: float = 0.0
+) -> tuple[Any, Any]:
     """Mean DPO loss and the per-pair implicit reward margin
-    ``beta * ((pi_c - ref_c) - (pi_r - ref_r))`` (tensors of summed log-probs, one per pair)."""
+    ``beta * ((pi_c - ref_c) - (pi_r - ref_r))`` (tensors of summed log-probs, one per pair).
+
+    ``label_smoothing`` ε > 0 is conservative DPO (cDPO): each label is taken to be flipped with
+    probability ε, so the loss is ``-(1-ε) log σ(m) - ε log σ(-m)``, minimal at the finite margin
+    ``log((1-ε)/ε)`` instead of at infinity. It bounds how far one fit moves the policy from its
+    reference: a pair stops pulling once its margin is reached."""
     import torch
 
     margin = beta * ((pi_chosen - ref_chosen) - (pi_rejected - ref_rejected))
-    return -torch.nn.functional.logsigmoid(margin).mean(), margin
+    logsig = torch.nn.functional.logsigmoid
+    loss = -(1.0 - label_smoothing) * logsig(margin) - label_smoothing * logsig(-margin)
+    return loss.mean(), margin
 
 
 class DPO(LLMTrainer):
     name = "dpo"
-    defaults = {"beta": 0.1, "epochs": 4, "reference": "initial", "minibatch": 0, "max_pairs_per_prompt": 4}
+    defaults = {
+        "beta": 0.1,
+        "epochs": 4,
+        "reference": "initial",
+        "minibatch": 0,
+        "max_pairs_per_prompt": 4,
+        "label_smoothing": 0.0,
+    }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
         super().__init__(game, learners, **params)
@@ -66,6 +88,10 @@ class DPO(LLMTrainer):
             )
         if float(self.p["beta"]) <= 0:
             raise ArenaError(f"trainer '{self.name}': beta must be > 0, not {self.p['beta']}")
+        if not 0.0 <= float(self.p["label_smoothing"]) < 0.5:
+            raise ArenaError(
+                f"trainer '{self.name}': label_smoothing must be in [0, 0.5), not {self.p['label_smoothing']}"
+            )
         self.reference = self.model.frozen_copy()
 
     # -- pairs in ---------------------------------------------------------------------------------
@@ -74,6 +100,11 @@ class DPO(LLMTrainer):
         seq = self.model.logprobs(
             [(p.prompt_ids, r) for p in pairs for r in (p.chosen_ids, p.rejected_ids)], grad=grad, model=model
         )
+        if any(p.per_token for p in pairs):
+            import torch
+
+            size = [len(r) if p.per_token else 1 for p in pairs for r in (p.chosen_ids, p.rejected_ids)]
+            seq = seq / torch.as_tensor(size, dtype=seq.dtype, device=seq.device)
         return seq[0::2], seq[1::2]
 
     def fit(self, pairs: Sequence[PreferencePair]) -> dict[str, float]:
@@ -98,7 +129,9 @@ class DPO(LLMTrainer):
                 sub = [pairs[i] for i in idx]
                 t = torch.as_tensor(idx, dtype=torch.long)
                 pc, pr = self.pair_logprobs(sub, grad=True)
-                loss, margin = dpo_loss(pc, pr, ref_c[t], ref_r[t], float(self.p["beta"]))
+                loss, margin = dpo_loss(
+                    pc, pr, ref_c[t], ref_r[t], float(self.p["beta"]), float(self.p["label_smoothing"])
+                )
                 norms.append(self.model.step(loss))
                 losses.append(float(loss.detach()))
                 margins.append(float(margin.detach().mean()))

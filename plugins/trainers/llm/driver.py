@@ -39,6 +39,8 @@ class ModelConfig:
     pretrain_agent: str = "random"
     """Who plays the warm-up games (any agent spec; ``table_talker`` for talk games, whose
     corpus then holds its phrases: the model learns to talk as well as to read)."""
+    pretrain_loss: str = "all"
+    """``all``: next-token loss on the whole text; ``response``: on the answers only (:func:`.pretrain.pretrain`)."""
 
 
 @dataclass
@@ -84,6 +86,8 @@ def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
     )
     if wanted is not None and m.pretrain_agent != "random":
         wanted["agent"] = m.pretrain_agent
+    if wanted is not None and m.pretrain_loss != "all":
+        wanted["loss"] = m.pretrain_loss
     if (path / "config.json").exists():
         marker = path / PRETRAIN_MARKER
         found = json.loads(marker.read_text())["warmup"] if marker.exists() else None
@@ -105,7 +109,13 @@ def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
 
         agent = load_agent({"name": "llm", **dict(cfg.agent), "model": str(tmp)}, game)
         trainable, losses = pretrain(
-            agent, game, games=m.pretrain_games, steps=m.pretrain_steps, seed=m.seed, players=m.pretrain_agent
+            agent,
+            game,
+            games=m.pretrain_games,
+            steps=m.pretrain_steps,
+            seed=m.seed,
+            players=m.pretrain_agent,
+            loss=m.pretrain_loss,
         )
         trainable.save(tmp)
         (tmp / PRETRAIN_MARKER).write_text(

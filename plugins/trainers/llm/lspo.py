@@ -72,6 +72,7 @@ class LSPO(DPO):
         "eval_samples": 16,
         "compare_initial": True,
         "measure_before": True,
+        "balance_moves": False,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -233,6 +234,7 @@ class LSPO(DPO):
 
         pairs: list[PreferencePair] = []
         n_talk = n_move = 0
+        move_idx: set[int] = set()
         margin = float(self.p["margin"])
         enc = self.agent.backend.encode
         talk_cands = {id(step): row for (_, step), row in zip(talk, cands)}
@@ -253,7 +255,10 @@ class LSPO(DPO):
                 ranked = sorted(excess, key=lambda t: (excess[t], t))
                 lo, hi = ranked[0], ranked[-1]
                 if excess[hi] - excess[lo] >= margin:
-                    pairs.append(PreferencePair(prompt, tuple(enc(hi)), tuple(enc(lo))))
+                    # the responses as the model says them (with the line end that stops generation)
+                    cont = self.agent.prompts.continuation
+                    self.agent.prompts.build(obs)
+                    pairs.append(PreferencePair(prompt, tuple(enc(cont(hi))), tuple(enc(cont(lo)))))
                     n_talk += 1
             elif self.p["decisions"] == "all" and "scores" in step.extra:
                 pol = softmax_policy(obs.legal_actions, step.extra["scores"], self.agent.temperature)
@@ -265,10 +270,17 @@ class LSPO(DPO):
                     self.agent.prompts.build(obs)  # sets whether the chat template shapes the labels
                     pairs.append(
                         PreferencePair(
-                            prompt, tuple(enc(cont(obs.label_of(hi_a)))), tuple(enc(cont(obs.label_of(lo_a))))
+                            prompt,
+                            tuple(enc(cont(obs.label_of(hi_a)))),
+                            tuple(enc(cont(obs.label_of(lo_a)))),
+                            per_token=self.agent.score == "mean",
                         )
                     )
                     n_move += 1
+                    move_idx.add(len(pairs) - 1)
+        if self.p["balance_moves"]:
+            pairs, dropped = balance_directions(pairs, move_idx, seed)
+            n_move -= dropped
         out = {
             "lspo/latent_strategies": float(k),
             "lspo/silhouette": float(self.latent.silhouette),
@@ -308,6 +320,26 @@ class LSPO(DPO):
 
     def describe_latent(self) -> list[dict[str, Any]]:
         return self.latent.describe()
+
+
+def balance_directions(pairs: Sequence[PreferencePair], moves: set[int], seed: int) -> tuple[list[PreferencePair], int]:
+    """Move pairs with as many "a over b" as "b over a" for every two labels (a random subset of
+    the larger side is dropped); pairs not in ``moves`` (talk) are kept. Why: a model that cannot yet tell two
+    situations apart applies a pair's push to both, so 7 "fold over call" pairs (Jack) against 2
+    "call over fold" (King) move *every* card toward folding before the model learns which card
+    asks for which (docs/lspo.md). Balanced, the common push cancels and only the
+    situation-specific part remains. Returns the pairs and how many were dropped."""
+    rng = np.random.default_rng(seed)
+    groups: dict[tuple, list[int]] = {}
+    for i, p in enumerate(pairs):
+        if i in moves:
+            groups.setdefault((p.chosen_ids, p.rejected_ids), []).append(i)
+    drop: set[int] = set()
+    for (c, r), idx in groups.items():
+        n = min(len(idx), len(groups.get((r, c), [])))
+        if len(idx) > n:
+            drop.update(int(i) for i in rng.choice(idx, size=len(idx) - n, replace=False))
+    return [p for i, p in enumerate(pairs) if i not in drop], len(drop)
 
 
 def make_lspo(game: Game, learners: Sequence[Any], **params: Any) -> LSPO:

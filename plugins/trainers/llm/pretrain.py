@@ -17,7 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from arena.errors import ArenaError
 from arena.game import Game
+
+LOSSES = ("all", "response")
 
 
 def random_play_corpus(game: Game, agent: Any, games: int, seed: int, players: Any = "random") -> list[str]:
@@ -25,6 +28,11 @@ def random_play_corpus(game: Game, agent: Any, games: int, seed: int, players: A
     its prompt for the observation followed by the scored continuation of the action taken.
     ``players`` (an agent spec, ``random`` by default) plays every seat; a scripted talker
     (``table_talker``) gives talk games a corpus of utterances to learn."""
+    return ["".join(pc) for pc in play_corpus(game, agent, games, seed, players)]
+
+
+def play_corpus(game: Game, agent: Any, games: int, seed: int, players: Any = "random") -> list[tuple[str, str]]:
+    """:func:`random_play_corpus` as (prompt, continuation) pairs."""
     from arena.loading import load_agent
     from arena.match import play_games
 
@@ -36,7 +44,7 @@ def random_play_corpus(game: Game, agent: Any, games: int, seed: int, players: A
         for step in result.trajectory.steps:
             obs = step.observation
             label = obs.label_of(step.action) if obs.decision == "choice" else str(step.action)
-            texts.append(agent.prompts.build(obs) + agent.prompts.continuation(label))
+            texts.append((agent.prompts.build(obs), agent.prompts.continuation(label)))
     return texts
 
 
@@ -49,24 +57,37 @@ def pretrain(
     batch: int = 32,
     seed: int = 0,
     players: Any = "random",
+    loss: str = "all",
 ) -> tuple[Any, list[float]]:
     """Next-token training of ``agent``'s model on :func:`random_play_corpus`; returns the
-    :class:`~.model.TrainableLLM` (``save`` writes the warmed-up model) and the loss per step."""
+    :class:`~.model.TrainableLLM` (``save`` writes the warmed-up model) and the loss per step.
+
+    ``loss``: ``all`` — every token of prompt and answer (the model learns the game's text);
+    ``response`` — only the answer's tokens after the prompt (supervised fine-tuning). With a
+    talker whose words depend on its hidden card, ``response`` spends every gradient on
+    predicting the answer *from the situation*, which is what makes a tiny model read the card
+    at all (docs/lspo.md, "Why exploitability rose"); the full-text loss is mostly the fixed
+    template."""
     import torch
 
     from .model import attach
 
+    if loss not in LOSSES:
+        raise ArenaError(f"warm-up: loss must be one of {', '.join(LOSSES)}, not {loss!r}")
     torch.manual_seed(seed)
-    texts = random_play_corpus(game, agent, games, seed, players)
+    pairs = play_corpus(game, agent, games, seed, players)
     trainable = attach(agent, lr=lr)
     encode = agent.backend.encode
-    corpus = [encode(t) for t in texts]
+    if loss == "all":
+        corpus = [(ids[:1], ids[1:]) for ids in (encode(p + c) for p, c in pairs)]
+    else:
+        corpus = [(encode(p), encode(c)) for p, c in pairs]
     rng = np.random.default_rng(seed)
     losses = []
     for _ in range(steps):
         rows = [corpus[i] for i in rng.integers(len(corpus), size=batch)]
-        logp = trainable.logprobs([(ids[:1], ids[1:]) for ids in rows])
-        loss = -(logp.sum() / sum(len(ids) - 1 for ids in rows))  # mean negative log-likelihood per token
-        trainable.step(loss)
-        losses.append(float(loss.detach()))
+        logp = trainable.logprobs(rows)
+        nll = -(logp.sum() / sum(len(c) for _, c in rows))  # mean negative log-likelihood per target token
+        trainable.step(nll)
+        losses.append(float(nll.detach()))
     return trainable, losses

@@ -1,0 +1,158 @@
+"""Probes behind docs/lspo.md's diagnosis of LSPO on Kuhn poker with table talk.
+
+Why: LSPO's DPO step raised the LLM's abstract-game exploitability although sigma* was exact and
+the DPO loss fell. Two probes isolate why:
+
+``separation MODEL_DIR`` — can DPO move two Kuhn situations apart? Six balanced pairs at player
+0's first move (King: bet over check, Jack: check over bet, after three different lines of talk),
+``--rounds`` DPO fits of ``--epochs`` full-batch steps each; prints P(bet) with the Jack, Queen
+and King after each round. A model that does not read its card moves all three alike.
+
+``infosets CONFIG [key=value ...]`` — one LSPO iteration of an ``arena llm-train`` config (the
+model is built/warmed up as the config says), then, per abstract information set: sigma*, the
+LLM's policy before and after the DPO step (the same estimate the trainer logs), and the
+preference pairs' directions.
+
+    python tools/lspo_probe.py separation runs/lspo/tiny-talk-resp-s1 --per-token
+    python tools/lspo_probe.py infosets configs/llm/kuhn_talk_lspo.yaml seed=0 params.seed=0
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+from typing import Any
+
+import numpy as np
+
+GAME = "table_talk(game=kuhn_poker,max_chars=24)"
+TALK = ["i have a great hand", "my card is bad", "could go either way"]
+
+
+def separation(model: str, rounds: int, epochs: int, per_token: bool, lr: float, beta: float) -> None:
+    from arena.agent import Observation
+    from arena.loading import load_agent, load_game
+    from arena.plugins.trainers.llm.dpo import PreferencePair
+    from arena.registry import get_registry
+
+    g = load_game(GAME)
+    spec = {"name": "llm", "model": model, "mode": "scored", "temperature": 1, "score": "mean", "max_text_tokens": 24}
+    agent = load_agent(spec, g)
+    params = {"beta": beta, "epochs": epochs, "lr": lr, "reference": "iteration", "seed": 0}
+    trainer = get_registry().get("trainer", "dpo").factory(g, [agent], **params)
+
+    def obs(card: int, talk: str) -> Observation:
+        s = g.new_initial_state()
+        for a in (card, (card + 1) % 3, talk):
+            s.apply_action(a)
+        return Observation(s, 0, np.random.default_rng(0), g.spec.full_name)
+
+    def p_bet() -> str:
+        return " ".join(
+            f"{c} {np.mean([trainer.agent.policy(obs(i, t))[1] for t in TALK]):.3f}" for i, c in enumerate("JQK")
+        )
+
+    enc, cont = agent.backend.encode, agent.prompts.continuation
+    pairs = []
+    for t in TALK:
+        for card, good, bad in ((2, "bet", "check"), (0, "check", "bet")):
+            prompt = tuple(agent.backend.prompt_ids(agent.prompts.build(obs(card, t))))
+            pairs.append(PreferencePair(prompt, tuple(enc(cont(good))), tuple(enc(cont(bad))), per_token=per_token))
+    print(f"P(bet) before: {p_bet()}")
+    for r in range(rounds):
+        out = trainer.fit(pairs)
+        print(f"round {r + 1}: P(bet) {p_bet()}  (DPO loss {out['dpo/loss_first']:.3f} -> {out['dpo/loss_last']:.3f})")
+
+
+def infosets(config: str, overrides: list[str]) -> None:
+    from arena.config import load_config
+    from arena.exploitability import policy_array
+    from arena.loading import load_agent, load_game
+    from arena.match import play_games
+    from arena.plugins.agents.cfr.run import make_solve, run_solve
+    from arena.plugins.trainers.llm.driver import LLMTrainConfig, ensure_model
+    from arena.registry import get_registry
+    from arena.tree import get_tree
+
+    cfg = load_config(LLMTrainConfig, config, overrides=overrides)
+    game = load_game(cfg.game)
+    agent = load_agent({"name": "llm", **dict(cfg.agent), "model": str(ensure_model(cfg, game))}, game)
+    agent.name = "learner"
+    params = {**dict(cfg.params), "measure_before": True, "compare_initial": False}
+    trainer: Any = get_registry().get("trainer", "lspo").factory(game, [agent], **params)
+    seen: dict[str, Any] = {"sigma": []}
+    measure, fit = trainer.abstract_policy, trainer.fit
+
+    def abstract_policy(abstract: Any, who: Any, seed: int) -> Any:
+        seen["sigma"].append(measure(abstract, who, seed))
+        return seen["sigma"][-1]
+
+    def fit_pairs(pairs: Any) -> Any:
+        seen["pairs"] = pairs
+        return fit(pairs)
+
+    trainer.abstract_policy, trainer.fit = abstract_policy, fit_pairs
+    games = play_games(game, [agent, agent], num_games=cfg.games_per_iter, seed=cfg.seed, record=True)
+    out = trainer.update([r.trajectory for r in games])
+    print({k: round(v, 4) for k, v in out.items() if k.startswith(("lspo/llm", "lspo/latent", "dpo/loss"))})
+    abstract = game.abstract(trainer.latent.k)  # type: ignore[attr-defined]
+    tree = get_tree(abstract)
+    solve = make_solve(abstract, str(trainer.p["solver"]), seed=int(trainer.p["seed"]) * 100_003)
+    run_solve(solve, int(trainer.p["solver_iterations"]))
+    star = policy_array(abstract, solve.policy(), tree)
+    before, after = seen["sigma"]
+    from arena.exploitability import exploitability
+
+    talk = np.zeros(tree.num_slots, dtype=bool)  # the slots of talk infosets (k messages) vs moves
+    for i in range(tree.num_infosets):
+        st = tree.state_of(i, abstract)
+        if st.decision_kind(int(tree.info_player[i])) == "text" or st._talking():  # type: ignore[attr-defined]
+            talk[int(tree.info_start[i]) : int(tree.info_start[i]) + int(tree.info_size[i])] = True
+    for name, sigma in (
+        ("before", before),
+        ("after", after),
+        ("talk after, moves before", np.where(talk, after, before)),
+        ("moves after, talk before", np.where(talk, before, after)),
+    ):
+        print(f"exploitability {name}: {exploitability(abstract, sigma, tree):.4f}")
+    print("latent strategies:", trainer.latent.representatives)
+    print("infoset | sigma* | LLM before | LLM after")
+    for i in range(tree.num_infosets):
+        s0, n = int(tree.info_start[i]), int(tree.info_size[i])
+        key = tree.state_of(i, abstract).information_state_key(int(tree.info_player[i]))
+        row = [np.round(v[s0 : s0 + n], 2).tolist() for v in (star, before, after)]
+        print(key, *row)
+    dec = agent.backend.decode
+    moves = collections.Counter(
+        (dec(p.chosen_ids).strip(), dec(p.rejected_ids).strip()) for p in seen["pairs"] if p.per_token
+    )
+    print("move pairs (chosen, rejected): count", dict(moves))
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    torch.set_num_threads(1)
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="probe", required=True)
+    s = sub.add_parser("separation")
+    s.add_argument("model")
+    s.add_argument("--rounds", type=int, default=3)
+    s.add_argument("--epochs", type=int, default=4)
+    s.add_argument("--lr", type=float, default=3e-4)
+    s.add_argument("--beta", type=float, default=0.5)
+    s.add_argument("--per-token", action="store_true")
+    i = sub.add_parser("infosets")
+    i.add_argument("config")
+    i.add_argument("overrides", nargs="*")
+    args = p.parse_args(argv)
+    if args.probe == "separation":
+        separation(args.model, args.rounds, args.epochs, args.per_token, args.lr, args.beta)
+    else:
+        infosets(args.config, args.overrides)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
