@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from arena.errors import ArenaError
-from arena.game import Game, State
+from arena.game import State
 from arena.trainer import Trajectory
 
 
@@ -110,24 +110,6 @@ class JudgeEntry:
     description: str = ""
     params: Mapping[str, Any] | None = None
     """Documented parameters and defaults (shown by ``arena plugins``)."""
-
-
-def load_judge(spec: Any, game: Game, **params: Any) -> Judge:
-    """A judge from ``"name:key=value,..."`` or a mapping with ``name`` (unknown name or
-    parameter: one :class:`~arena.errors.PluginError` line)."""
-    from arena.loading import _check_params, parse_agent_spec
-    from arena.registry import get_registry
-
-    name, parsed = parse_agent_spec(spec)
-    parsed.update(params)
-    entry = get_registry().get("judge", name)
-    _check_params("judge", name, entry.factory, parsed, entry.params, skip=1)
-    try:
-        judge = entry.factory(game, **parsed)
-    except ArenaError as exc:
-        raise type(exc)(f"judge '{name}': {exc}") from None
-    judge.name = name
-    return judge
 
 
 def _checked(judge: Judge, what: str, n: int, call: Callable[[], Sequence[float]]) -> list[float]:

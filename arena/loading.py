@@ -10,6 +10,7 @@ from typing import Any, Mapping
 from arena.agent import Agent
 from arena.errors import ArenaError, PluginError
 from arena.game import Game, parse_game_name, parse_scalar, _split_top_level
+from arena.judge import Judge
 from arena.registry import get_registry
 
 
@@ -60,6 +61,21 @@ def load_agent(spec: Any, game: Game, **params: Any) -> Agent:
         raise type(exc)(f"agent '{name}': {exc}") from None
     agent.name = label or (name if not parsed else f"{name}({','.join(f'{k}={v}' for k, v in sorted(parsed.items()))})")
     return agent
+
+
+def load_judge(spec: Any, game: Game, **params: Any) -> Judge:
+    """A judge from ``"name:key=value,..."`` or a mapping with ``name`` (unknown name or
+    parameter: one :class:`~arena.errors.PluginError` line)."""
+    name, parsed = parse_agent_spec(spec)
+    parsed.update(params)
+    entry = get_registry().get("judge", name)
+    _check_params("judge", name, entry.factory, parsed, entry.params, skip=1)
+    try:
+        judge = entry.factory(game, **parsed)
+    except ArenaError as exc:
+        raise type(exc)(f"judge '{name}': {exc}") from None
+    judge.name = name
+    return judge
 
 
 def dedupe_names(agents: list[Agent]) -> None:

@@ -21,7 +21,8 @@ import yaml
 pytest.importorskip("transformers")
 
 from arena.cli import main  # noqa: E402
-from arena.judge import Candidate, checked_compare, load_judge  # noqa: E402
+from arena.judge import Candidate, checked_compare
+from arena.loading import load_judge  # noqa: E402
 from arena.loading import load_game  # noqa: E402
 from arena.tools.tiny_model import tiny_model_dir  # noqa: E402
 from arena.trainer import Trajectory  # noqa: E402

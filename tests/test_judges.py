@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from arena.errors import ArenaError, PluginError
-from arena.judge import Candidate, JudgeError, checked_compare, checked_score, load_judge
+from arena.judge import Candidate, JudgeError, checked_compare, checked_score
+from arena.loading import load_judge
 from arena.loading import load_game
 from arena.ranking import TOPOLOGIES, rank_advantages, rank_group, rank_groups
 from arena.registry import get_registry

@@ -24,7 +24,8 @@ from arena.hookspecs import hookimpl
 def measure(n: int, noise: float, groups: int, seed: int, kinds: tuple[str, ...], scale: float = 4.0) -> dict[str, Any]:
     from scipy.stats import kendalltau
 
-    from arena.judge import Candidate, checked_compare, load_judge
+    from arena.judge import Candidate, checked_compare
+    from arena.loading import load_judge
     from arena.loading import load_game
     from arena.ranking import rank_groups
     from arena.trainer import Trajectory

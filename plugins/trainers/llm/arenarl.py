@@ -32,7 +32,8 @@ import numpy as np
 
 from arena.errors import ArenaError
 from arena.game import Game
-from arena.judge import Candidate, checked_compare, checked_score, load_judge
+from arena.judge import Candidate, checked_compare, checked_score
+from arena.loading import load_judge
 from arena.ranking import TOPOLOGIES, group_zscore, rank_advantages, rank_groups
 from arena.trainer import Trajectory
 

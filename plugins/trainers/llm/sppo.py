@@ -65,7 +65,7 @@ class SPPO(LLMTrainer):
         super().__init__(game, learners, **params)
         self.judge = None
         if self.p["judge"] is not None:
-            from arena.judge import load_judge
+            from arena.loading import load_judge
 
             judge = self.p["judge"]
             self.judge = load_judge(dict(judge) if isinstance(judge, dict) else judge, game)
