@@ -49,16 +49,22 @@ def parse_agent_spec(spec: Any) -> tuple[str, dict[str, Any]]:
     return name.strip(), parsed
 
 
+def _build(kind: str, name: str, parsed: dict[str, Any], game: Game) -> Any:
+    """``factory(game, **parsed)`` of the registered ``kind`` plugin, parameters checked first;
+    its own errors come back naming it."""
+    entry = get_registry().get(kind, name)
+    _check_params(kind, name, entry.factory, parsed, entry.params, skip=1)
+    try:
+        return entry.factory(game, **parsed)
+    except ArenaError as exc:
+        raise type(exc)(f"{kind} '{name}': {exc}") from None
+
+
 def load_agent(spec: Any, game: Game, **params: Any) -> Agent:
     name, parsed = parse_agent_spec(spec)
     parsed.update(params)
     label = parsed.pop("label", None)
-    entry = get_registry().get("agent", name)
-    _check_params("agent", name, entry.factory, parsed, entry.params, skip=1)
-    try:
-        agent = entry.factory(game, **parsed)
-    except ArenaError as exc:
-        raise type(exc)(f"agent '{name}': {exc}") from None
+    agent: Agent = _build("agent", name, parsed, game)
     agent.name = label or (name if not parsed else f"{name}({','.join(f'{k}={v}' for k, v in sorted(parsed.items()))})")
     return agent
 
@@ -68,12 +74,7 @@ def load_judge(spec: Any, game: Game, **params: Any) -> Judge:
     parameter: one :class:`~arena.errors.PluginError` line)."""
     name, parsed = parse_agent_spec(spec)
     parsed.update(params)
-    entry = get_registry().get("judge", name)
-    _check_params("judge", name, entry.factory, parsed, entry.params, skip=1)
-    try:
-        judge = entry.factory(game, **parsed)
-    except ArenaError as exc:
-        raise type(exc)(f"judge '{name}': {exc}") from None
+    judge: Judge = _build("judge", name, parsed, game)
     judge.name = name
     return judge
 

@@ -133,13 +133,7 @@ def _run(args: argparse.Namespace) -> int:
             )
         console().print(table)
         print(f"wrote {', '.join(str(f) for f in files)}")
-    if failed:
-        print(
-            f"arena: error: {len(failed)} seed(s) failed: " + "; ".join(f"seed {s}: {v}" for s, v in failed.items()),
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+    return _failed({f"seed {s}": v for s, v in failed.items()})
 
 
 def _compare(args: argparse.Namespace, plan: Any, say: Any) -> int:
@@ -177,13 +171,18 @@ def _compare(args: argparse.Namespace, plan: Any, say: Any) -> int:
     else:
         print(line)
         print(f"wrote {plan.directory / f'adastop-vs-{b}.json'}")
-    if failed:
-        print(
-            f"arena: error: {len(failed)} seed(s) failed: " + "; ".join(f"{k}: {v}" for k, v in failed.items()),
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+    return _failed(failed)
+
+
+def _failed(failed: dict[str, Any]) -> int:
+    """One error line for the seeds that failed (exit 1), or 0."""
+    if not failed:
+        return 0
+    print(
+        f"arena: error: {len(failed)} seed(s) failed: " + "; ".join(f"{k}: {v}" for k, v in failed.items()),
+        file=sys.stderr,
+    )
+    return 1
 
 
 @hookimpl
