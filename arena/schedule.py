@@ -134,58 +134,9 @@ def tasks_for(
     return tasks
 
 
-def play_planned(
-    executor: Executor,
-    store: RunStore,
-    games: Sequence[PlannedGame],
-    agents: Mapping[str, Any],
-    *,
-    game: str,
-    seed: int,
-    chunk: int = 64,
-    timeout: float | None = None,
-    transcripts: bool = False,
-    trajectories: bool = False,
-    skip_stored: bool = True,
-    context: Mapping[str, Any] | None = None,
-    amend: Callable[[PlannedGame, MatchRecord], None] | None = None,
-    on_game: Callable[[PlannedGame, Any], None] | None = None,
-    commit_every: int = 512,
-    on_stored: Callable[[list[MatchRecord]], None] | None = None,
-) -> list[tuple[PlannedGame, Any]]:
-    """Play ``games`` on ``executor`` into ``store``; returns ``(game, result)`` for the games
-    played now, in plan order (so what follows never depends on which worker finished first).
-
-    ``skip_stored=False`` replays stored games too (training needs their trajectories after a
-    resume); the store still keeps each game once and observers hear of it once. ``amend``
-    edits a record before it is stored (e.g. training's seat labels). Games are committed
-    ``commit_every`` at a time (and when play ends, also by an exception); observers hear of a
-    game after its commit, and ``on_stored(records)`` receives what each commit stored."""
-    return submit_planned(
-        executor,
-        store,
-        games,
-        agents,
-        game=game,
-        seed=seed,
-        chunk=chunk,
-        timeout=timeout,
-        transcripts=transcripts,
-        trajectories=trajectories,
-        skip_stored=skip_stored,
-        context=context,
-        amend=amend,
-        on_game=on_game,
-        start=False,
-        commit_every=commit_every,
-        on_stored=on_stored,
-    ).collect()
-
-
 class Submitted:
     """Planned games handed to an executor (:func:`submit_planned`); ``collect`` waits for them,
-    records each in the store (once, in batched commits) and returns them in plan order, as
-    :func:`play_planned`."""
+    records each in the store (once, in batched commits) and returns them in plan order."""
 
     def __init__(
         self,
@@ -268,8 +219,17 @@ def submit_planned(
     commit_every: int = 512,
     on_stored: Callable[[list[MatchRecord]], None] | None = None,
 ) -> Submitted:
-    """Start playing ``games`` and return at once (asynchronous rollouts); the agents are the
-    ones ``agents`` names now. Arguments as :func:`play_planned`."""
+    """Hand ``games`` to ``executor``; ``.collect()`` records them in ``store`` and returns
+    ``(game, result)`` for the games played now, in plan order (so what follows never depends on
+    which worker finished first). With ``start`` the games start at once and play while the
+    caller works (asynchronous rollouts; the agents are the ones ``agents`` names now); without
+    it they are played by ``collect``, each handed over as it finishes.
+
+    ``skip_stored=False`` replays stored games too (training needs their trajectories after a
+    resume); the store still keeps each game once and observers hear of it once. ``amend``
+    edits a record before it is stored (e.g. training's seat labels). Games are committed
+    ``commit_every`` at a time (and when play ends, also by an exception); observers hear of a
+    game after its commit, and ``on_stored(records)`` receives what each commit stored."""
     have = store.existing_ids([g.id for g in games]) if skip_stored else set()
     todo = [g for g in games if g.id not in have]
     tasks = tasks_for(todo, agents, game, seed, chunk, timeout, transcripts, trajectories)

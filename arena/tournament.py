@@ -45,7 +45,7 @@ from omegaconf import MISSING
 from arena.errors import ArenaError
 from arena.executor import ExecutorConfig
 from arena.rating import bradley_terry, pair_score, pairwise_outcomes
-from arena.schedule import PlannedGame, Planner, play_planned
+from arena.schedule import PlannedGame, Planner, submit_planned
 
 FORMATS = ("round_robin", "gauntlet", "swiss", "elimination", "adaptive")
 ADAPTIVE_RANK_DISTANCES = (1, 2)
@@ -518,7 +518,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
 
         def play_slice(planned: list[PlannedGame], where: str) -> None:
             nonlocal played
-            now = play_planned(
+            now = submit_planned(
                 ex,
                 store,
                 planned,
@@ -535,7 +535,8 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
                 # later ones once per slice: a transaction's cost is mostly the id-index pages
                 # it touches, nearly as many for 512 games as for 8192 in a large store
                 commit_every=PLAN_SLICE if played else 512,
-            )
+                start=False,
+            ).collect()
             played += len(now)
             bar.advance(len(planned) - len(now))
             missing = len(planned) - len(store.existing_ids([g.id for g in planned]))

@@ -619,7 +619,7 @@ class League:
     # -- evaluation -----------------------------------------------------------------------------------
     def evaluate(self, step: int) -> dict[str, float]:
         """Snapshot learners and solvers, then a gauntlet: newcomers against every earlier member."""
-        from arena.schedule import Planner, play_planned, stored
+        from arena.schedule import Planner, stored, submit_planned
         from arena.tournament import drive, margin_scale
 
         if step in self.state.evaluated_at:
@@ -642,7 +642,7 @@ class League:
 
             def play(rnd: int, pairings: Any) -> Any:
                 planned = planner.plan(rnd, pairings)
-                now = play_planned(
+                now = submit_planned(
                     self.executor(),
                     self.store,
                     [g for gs in planned for g in gs],
@@ -651,7 +651,8 @@ class League:
                     seed=self.cfg.seed,
                     chunk=self.cfg.executor.chunk,
                     context=self.context(store="evaluation", step=step),
-                )
+                    start=False,
+                ).collect()
                 self.eval_games += len(now)
                 return stored(self.store, planned, f"the evaluation at step {step}")
 
@@ -692,7 +693,7 @@ class League:
 
     def measure(self, step: int, train_metrics: dict[str, float]) -> dict[str, float]:
         """Learner metrics at this step (step 0: before any training); one row of ``metrics.csv``."""
-        from arena.schedule import play_planned
+        from arena.schedule import submit_planned
 
         lm = self.learner_metrics
         if not self.units or any(r["step"] == step for r in self.state.metrics):
@@ -703,7 +704,7 @@ class League:
             refs[label] = spec
         flat = [g for _, _, games in plans for g in games]
         played = (
-            play_planned(
+            submit_planned(
                 self.executor(),
                 self.metrics_store,
                 flat,
@@ -713,7 +714,8 @@ class League:
                 chunk=self.cfg.executor.chunk,
                 skip_stored=False,
                 context=self.context(store="metrics", step=step),
-            )
+                start=False,
+            ).collect()
             if flat
             else []
         )

@@ -51,7 +51,7 @@ from arena.trainer import Trajectory
 
 from .dpo import DPO, PreferencePair
 from .latent import LatentSpace, hidden_state_encoder
-from .rollout import replay
+from .rollout import own_decisions
 
 
 class LSPO(DPO):
@@ -200,16 +200,8 @@ class LSPO(DPO):
         from arena.tree import get_tree
 
         seed = int(self.p["seed"]) * 100_003 + self.updates
-        decisions = []  # (state, step) of the learner, replayed
-        skipped = 0
-        for traj in trajectories:
-            states = replay(self.game, traj)
-            if states is None:
-                skipped += 1
-                continue
-            for st, step in zip(states, traj.steps):
-                if traj.seats[step.player] == self.agent.name and step.extra.get("prompt_ids"):
-                    decisions.append((st, step))
+        mine, skipped = own_decisions(self.game, trajectories, self.agent.name)
+        decisions = [(st, step) for st, step in mine if step.extra.get("prompt_ids")]  # the learner's, replayed
         talk = [(st, step) for st, step in decisions if step.observation.decision == "text"]
         extra = self._generate([step.observation for _, step in talk], int(self.p["candidates"]), seed)
         cands = [[str(step.action)] + row for (_, step), row in zip(talk, extra)]

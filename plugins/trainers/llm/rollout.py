@@ -39,6 +39,20 @@ def replay(game: Game, traj: Trajectory) -> list[State] | None:
     return out
 
 
+def own_decisions(game: Game, trajectories: Sequence[Trajectory], name: str) -> tuple[list[tuple[State, Any]], int]:
+    """``(state, step)`` for every step the seat called ``name`` took, in order, with the state
+    rebuilt by :func:`replay`; and the number of games that could not be replayed (skipped)."""
+    out: list[tuple[State, Any]] = []
+    skipped = 0
+    for traj in trajectories:
+        states = replay(game, traj)
+        if states is None:
+            skipped += 1
+            continue
+        out += [(st, step) for st, step in zip(states, traj.steps) if traj.seats[step.player] == name]
+    return out, skipped
+
+
 def playout_values(game: Game, starts: Sequence[tuple[State, int, int]], agent: Agent, seed: int) -> np.ndarray:
     """For each (state, action, player): the player's return after taking ``action`` in ``state``
     and letting ``agent`` play every seat to the end (one sampled continuation each)."""

@@ -46,7 +46,7 @@ from arena.game import Game
 from arena.trainer import Trajectory
 
 from .base import LLMTrainer
-from .rollout import playout_finals, playout_values, replay
+from .rollout import own_decisions, playout_finals, playout_values
 
 
 class SPPO(LLMTrainer):
@@ -100,23 +100,18 @@ class SPPO(LLMTrainer):
         """{(prompt text, label tuple): (observation, {action: P̂})} and the number of games skipped."""
         rng = np.random.default_rng([int(self.p["seed"]), self.updates])
         starts, keys, seen = [], [], {}
-        skipped = 0
         m = int(self.p["rollouts"])
-        for traj in trajectories:
-            states = replay(self.game, traj)
-            if states is None:
-                skipped += 1
+        decisions, skipped = own_decisions(self.game, trajectories, self.agent.name)
+        for st, step in decisions:
+            obs = step.observation
+            if obs.decision != "choice":
                 continue
-            for st, step in zip(states, traj.steps):
-                if traj.seats[step.player] != self.agent.name or step.observation.decision != "choice":
-                    continue
-                obs = step.observation
-                key = (obs.text, tuple(obs.action_labels))
-                seen.setdefault(key, obs)
-                for a in self._candidates(obs, rng):
-                    for _ in range(m):
-                        starts.append((st, a, step.player))
-                        keys.append((key, a))
+            key = (obs.text, tuple(obs.action_labels))
+            seen.setdefault(key, obs)
+            for a in self._candidates(obs, rng):
+                for _ in range(m):
+                    starts.append((st, a, step.player))
+                    keys.append((key, a))
         seed = int(rng.integers(2**31))
         if self.judge is not None:  # the same playouts as the outcome version (same seed)
             return self._judged(starts, keys, seen, seed), skipped
