@@ -8,26 +8,27 @@ from arena.hookspecs import hookimpl
 from arena.judge import JudgeEntry
 
 
+# the judge classes are their own factories: factory(game, **params)
 @hookimpl
 def arena_judges() -> list[JudgeEntry]:
-    from .basic import OUTCOME_PARAMS, SCORER_PARAMS, make_outcome, make_scorer
+    from .basic import OUTCOME_PARAMS, SCORER_PARAMS, OutcomeJudge, ScorerJudge
     from arena.plugins.agents.llm import PARAMS as LLM_AGENT_PARAMS
 
-    from .llm import LLM_JUDGE_PARAMS, make_llm_judge
+    from .llm import LLM_JUDGE_PARAMS, LLMJudge
 
     return [
         JudgeEntry(
-            "outcome", make_outcome, "the game's own returns: margin (R_a - R_b) / utility range", OUTCOME_PARAMS
+            "outcome", OutcomeJudge, "the game's own returns: margin (R_a - R_b) / utility range", OUTCOME_PARAMS
         ),
         JudgeEntry(
             "scorer",
-            make_scorer,
+            ScorerJudge,
             "a callable or the game's judge_score metric, with seeded noise and per-call drift",
             SCORER_PARAMS,
         ),
         JudgeEntry(
             "llm",
-            make_llm_judge,
+            LLMJudge,
             "an llm backend with a prompt template and rubric, run in both orders (position bias cancels)",
             {**LLM_AGENT_PARAMS, **LLM_JUDGE_PARAMS},
         ),

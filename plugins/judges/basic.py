@@ -114,13 +114,3 @@ class ScorerJudge(Judge):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         super().load_state_dict(state)
         self.calls = int(state.get("calls", 0))
-
-
-def make_outcome(game: Game, scale: float | None = None) -> OutcomeJudge:
-    return OutcomeJudge(game, scale)
-
-
-def make_scorer(
-    game: Game, fn: Any = None, noise: float = 0.0, drift: float = 0.0, scale: float = 1.0, seed: int = 0
-) -> ScorerJudge:
-    return ScorerJudge(game, fn, noise, drift, scale, seed)

@@ -127,15 +127,3 @@ class LLMJudge(Judge):
 
     def close(self) -> None:
         self.agent.close()
-
-
-def make_llm_judge(
-    game: Game,
-    template: str = TEMPLATE,
-    rubric: str = RUBRIC,
-    labels: Any = ("A", "B"),
-    both_orders: bool = True,
-    max_chars: int = 2000,
-    **agent_params: Any,
-) -> LLMJudge:
-    return LLMJudge(game, template, rubric, labels, both_orders, max_chars, **agent_params)
