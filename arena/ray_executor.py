@@ -228,7 +228,20 @@ class RayExecutor(Executor):
                 f"{self.cfg.start_timeout:g} s (each needs {_fmt(pool.need())}; the cluster has "
                 f"{free} free); lower executor.workers or the request, or add nodes"
             )
-        ray.get(done)
+        from ray.exceptions import RayActorError
+
+        try:
+            ray.get(done)
+        except RayActorError as exc:  # a worker that never ran: say why in one line, not Ray's traceback
+            text = str(exc)
+            hint = (
+                "; a worker cancelled before it ran most likely means the cluster and this driver run in "
+                "different Ray auth modes (RAY_AUTH_MODE token vs disabled; docs/distributed.md, Authentication)"
+                if "cancelled before it started" in text
+                else ""
+            )
+            first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+            raise ArenaError(f"executor: a rollout worker died before it started ({first}){hint}") from None
 
     def _pool(self, task: GameTask) -> _Pool:
         pool = self.pools["default"]

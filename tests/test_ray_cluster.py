@@ -7,7 +7,8 @@
 - with max_staleness 0, Ray actors give byte-identical weights and games to in-process (PPO on
   Kuhn, the LLM Advantage Alignment learner on the text IPD);
 - a worker SIGKILLed mid-step is replaced, every planned game stored exactly once;
-- bad input is one line: unreachable address, a request no node can meet, a worker that keeps dying.
+- bad input is one line: unreachable address, a request no node can meet, a worker that keeps dying,
+  a driver whose Ray auth mode differs from the cluster's.
 
 Workers load a tiny test plugin (an agent that SIGKILLs its own worker process) from a
 directory on the cluster's PYTHONPATH.
@@ -382,3 +383,59 @@ def test_pools_per_agent_land_where_their_resources_are(cluster, tmp_path):
     assert len(rows) == res.train_games == 48
     assert {i["node"] for _, _, i in rows.values()} == {node_b}
     assert all(i["worker"].startswith("ppo/") for _, _, i in rows.values())
+
+
+AUTH_MISMATCH = """
+import sys
+import ray
+from arena.errors import ArenaError
+from arena.executor import ExecutorConfig
+from arena.ray_executor import RayExecutor
+
+ray.init(address="local", num_cpus=1, include_dashboard=False, configure_logging=False)  # token mode
+ray.shutdown()
+try:
+    RayExecutor(ExecutorConfig(kind="ray", workers=1, address=sys.argv[1]))
+except ArenaError as exc:
+    print(exc)
+    sys.exit(2)
+"""
+
+
+def test_auth_mode_mismatch_is_one_line(tmp_path):
+    """A driver that has run a local cluster (token auth) joining a cluster started with
+    RAY_AUTH_MODE=disabled: Ray cancels its workers; the executor says why in one line."""
+    temp = tempfile.mkdtemp(prefix="arena-am-", dir="/tmp")
+    port = _free_port()
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0")
+    ray_bin = str(Path(sys.executable).parent / "ray")
+    head = [ray_bin, "start", "--head", f"--port={port}", "--include-dashboard=false", "--num-cpus=1"]
+    try:
+        subprocess.run(
+            [*head, f"--temp-dir={temp}", "--disable-usage-stats"],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        script = tmp_path / "driver.py"
+        script.write_text(AUTH_MISMATCH)
+        driver_env = dict(os.environ, RAY_AUTH_MODE="token")
+        proc = subprocess.run(
+            [sys.executable, str(script), f"127.0.0.1:{port}"],
+            env=driver_env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        out = proc.stdout.strip().splitlines()
+        assert len(out) == 1 and "different Ray auth modes" in out[0], out
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in _ours(temp):
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+            time.sleep(1)
