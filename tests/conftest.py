@@ -39,3 +39,48 @@ def subprocess_env():
     env.setdefault("PYTHONUNBUFFERED", "1")
     env["COLUMNS"] = "200"
     return env
+
+
+def ppo_kuhn_league(
+    out: Path,
+    *,
+    seed: int,
+    steps: int,
+    games_per_step: int,
+    matchmaking: str = "pfsp",
+    self_play: float = 0.25,
+    snapshot_every: int = 2,
+    eval_every: int = 2,
+    learner: dict | None = None,
+    before: list | None = None,
+    **top,
+) -> dict:
+    """The small league the training-loop tests share: a PPO learner (16 hidden units) on Kuhn
+    poker beside a random agent; each test sets what it checks (seed, steps, executor, staleness,
+    matchmaking) and ``before`` adds members ahead of the learner, ``learner`` extra learner keys."""
+    return {
+        "game": "kuhn_poker",
+        "seed": seed,
+        "steps": steps,
+        "out": str(out),
+        "progress": False,
+        "tensorboard": False,
+        "plots": False,
+        **top,
+        "population": [
+            {"label": "random", "agent": "random"},
+            *(before or []),
+            {
+                "label": "ppo",
+                "agent": "neural:hidden=16,seed=1",
+                "role": "learner",
+                "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}},
+                "matchmaking": matchmaking,
+                **(learner or {}),
+                "self_play": self_play,
+                "games_per_step": games_per_step,
+                "snapshot_every": snapshot_every,
+            },
+        ],
+        "evaluation": {"every": eval_every, "games": 4, "ratings": {"bootstrap": 0}},
+    }

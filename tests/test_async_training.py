@@ -18,36 +18,20 @@ torch = pytest.importorskip("torch")
 from arena.config import load_config  # noqa: E402
 from arena.errors import ArenaError  # noqa: E402
 from arena.league import LeagueConfig, run_league  # noqa: E402
+from conftest import ppo_kuhn_league  # noqa: E402
 
 
 def kuhn(out: Path, stale: int, steps: int = 4) -> LeagueConfig:
     return load_config(
         LeagueConfig,
-        base={
-            "game": "kuhn_poker",
-            "seed": 4,
-            "steps": steps,
-            "out": str(out),
-            "max_staleness": stale,
-            "progress": False,
-            "tensorboard": False,
-            "plots": False,
-            "executor": {"kind": "inprocess", "chunk": 16},
-            "population": [
-                {"label": "random", "agent": "random"},
-                {
-                    "label": "ppo",
-                    "agent": "neural:hidden=16,seed=1",
-                    "role": "learner",
-                    "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}},
-                    "matchmaking": "pfsp",
-                    "self_play": 0.25,
-                    "games_per_step": 32,
-                    "snapshot_every": 2,
-                },
-            ],
-            "evaluation": {"every": 2, "games": 4, "ratings": {"bootstrap": 0}},
-        },
+        base=ppo_kuhn_league(
+            out,
+            seed=4,
+            steps=steps,
+            games_per_step=32,
+            max_staleness=stale,
+            executor={"kind": "inprocess", "chunk": 16},
+        ),
     )
 
 

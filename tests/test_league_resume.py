@@ -18,35 +18,24 @@ import yaml
 from arena.config import load_config
 from arena.league import LeagueConfig, run_league
 from arena.logging import read_scalars
+from conftest import ppo_kuhn_league
 
 STEPS = 6
 GAMES = 32
 
 
 def league_yaml(out: Path) -> dict:
-    return {
-        "game": "kuhn_poker",
-        "seed": 3,
-        "steps": STEPS,
-        "out": str(out),
-        "progress": False,
-        "population": [
-            {"label": "random", "agent": "random"},
-            {"label": "psro", "agent": "psro:iterations=0,meta_solver=uniform", "role": "solver", "budget": 1},
-            {
-                "label": "ppo",
-                "agent": "neural:hidden=16,seed=1",
-                "role": "learner",
-                "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}},
-                "matchmaking": "pfsp",
-                "weighting": "var",
-                "self_play": 0.25,
-                "games_per_step": GAMES,
-                "snapshot_every": 2,
-            },
-        ],
-        "evaluation": {"every": 3, "games": 4, "ratings": {"bootstrap": 0}},
-    }
+    return ppo_kuhn_league(
+        out,
+        seed=3,
+        steps=STEPS,
+        games_per_step=GAMES,
+        eval_every=3,
+        before=[{"label": "psro", "agent": "psro:iterations=0,meta_solver=uniform", "role": "solver", "budget": 1}],
+        learner={"weighting": "var"},
+        tensorboard=True,  # the resumed run's scalars are read back
+        plots=True,
+    )
 
 
 def rows(db: Path) -> dict[str, tuple]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import arena
-from conftest import REPO, arena_cmd
+from conftest import REPO, arena_cmd, ppo_kuhn_league
 from test_league_resume import committed, rows
 
 torch = pytest.importorskip("torch")
@@ -38,30 +38,17 @@ def test_host_never_imports_builtin_plugins():
 
 
 def _league(out: Path, kind: str) -> dict:
-    return {
-        "game": "kuhn_poker",
-        "seed": 2,
-        "steps": 3,
-        "out": str(out),
-        "progress": False,
-        "tensorboard": False,
-        "plots": False,
-        "executor": {"kind": kind, "workers": 2, "chunk": 16},
-        "population": [
-            {"label": "random", "agent": "random"},
-            {
-                "label": "ppo",
-                "agent": "neural:hidden=16,seed=1",
-                "role": "learner",
-                "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}},
-                "matchmaking": "uniform",
-                "self_play": 0.5,
-                "games_per_step": 48,
-                "snapshot_every": 3,
-            },
-        ],
-        "evaluation": {"every": 3, "games": 4, "ratings": {"bootstrap": 0}},
-    }
+    return ppo_kuhn_league(
+        out,
+        seed=2,
+        steps=3,
+        games_per_step=48,
+        matchmaking="uniform",
+        self_play=0.5,
+        snapshot_every=3,
+        eval_every=3,
+        executor={"kind": kind, "workers": 2, "chunk": 16},
+    )
 
 
 @pytest.mark.slow

@@ -34,7 +34,7 @@ import yaml
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow  # one two-node cluster start (~30 s on 2 loaded cores) for the module
 
-from conftest import arena_cmd  # noqa: E402
+from conftest import arena_cmd, ppo_kuhn_league  # noqa: E402
 
 PLUGIN = '''
 """Test plugin: an agent that plays the first legal action, but the first TIMES decisions it
@@ -159,33 +159,16 @@ def cluster(tmp_path_factory):
 
 
 def kuhn(out: Path, executor: dict, steps: int = 3, stale: int = 0, extra: list | None = None) -> dict:
-    return {
-        "game": "kuhn_poker",
-        "seed": 5,
-        "steps": steps,
-        "out": str(out),
-        "max_staleness": stale,
-        "progress": False,
-        "tensorboard": False,
-        "plots": False,
-        "torch_threads": 1,
-        "executor": executor,
-        "population": [
-            {"label": "random", "agent": "random"},
-            *(extra or []),
-            {
-                "label": "ppo",
-                "agent": "neural:hidden=16,seed=1",
-                "role": "learner",
-                "trainer": {"name": "ppo", "params": {"lr": 0.01, "epochs": 2}},
-                "matchmaking": "pfsp",
-                "self_play": 0.25,
-                "games_per_step": 48,
-                "snapshot_every": 2,
-            },
-        ],
-        "evaluation": {"every": 2, "games": 4, "ratings": {"bootstrap": 0}},
-    }
+    return ppo_kuhn_league(
+        out,
+        seed=5,
+        steps=steps,
+        games_per_step=48,
+        before=extra,
+        max_staleness=stale,
+        torch_threads=1,
+        executor=executor,
+    )
 
 
 def run(cfg: dict):
