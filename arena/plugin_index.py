@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import importlib.metadata as md
 
-    from arena.registry import Provider, Registry
-
 FORMAT = 2
 """2: records also list the event hooks a plugin implements (kind ``event``)."""
 
@@ -93,14 +91,15 @@ class Index:
         self.stamp = stamp if stamp is not None else environment_stamp()
         self._current: dict[str, tuple[list[str], str | None]] = {}
 
-    def _identity(self, ep: "md.EntryPoint", provider: "Provider") -> tuple[list[str], str | None]:
+    def _identity(self, ep: "md.EntryPoint", distribution: str, version: str) -> tuple[list[str], str | None]:
         if ep.name not in self._current:
-            self._current[ep.name] = ([ep.value, provider.distribution, provider.version], fingerprint(ep.module))
+            self._current[ep.name] = ([ep.value, distribution, version], fingerprint(ep.module))
         return self._current[ep.name]
 
-    def knows(self, ep: "md.EntryPoint", provider: "Provider") -> bool:
-        """True when the record of this plugin is current (it need not be imported now)."""
-        ident, fp = self._identity(ep, provider)
+    def knows(self, ep: "md.EntryPoint", distribution: str, version: str) -> bool:
+        """True when the record of this plugin (from that distribution at that version) is current
+        (it need not be imported now)."""
+        ident, fp = self._identity(ep, distribution, version)
         rec = self.records.get(ep.name)
         return bool(fp and rec and rec.get("id") == ident and rec.get("fingerprint") == fp)
 
@@ -111,28 +110,16 @@ class Index:
     def provided(self, plugin: str, kind: str) -> list[tuple[str, str]]:
         return [(name, text) for name, text in self.records.get(plugin, {}).get("entries", {}).get(kind, [])]
 
-    def update(self, reg: "Registry") -> None:
-        """Record what the imported plugins provide; keep the records of pending ones; forget
-        the rest (broken or uninstalled plugins are imported again next time)."""
-        from arena.registry import EVENTS, describe
-
-        records: dict[str, Any] = {}
-        for plugin in reg._pending:
-            records[plugin] = self.records[plugin]
-        for plugin, provider in reg.providers.items():
+    def update(self, provided: dict[str, dict[str, list[list[str]]]], pending: list[str]) -> None:
+        """Record what the imported plugins provide (``provided``: plugin -> {kind: [[name,
+        description], ...]}, as the registry reports it); keep the records of
+        the ``pending`` ones; forget the rest (broken or uninstalled plugins are imported again
+        next time)."""
+        records: dict[str, Any] = {plugin: self.records[plugin] for plugin in pending}
+        for plugin, entries in provided.items():
             ident, fp = self._current.get(plugin, (None, None))
             if ident is None or fp is None or plugin in records:
                 continue
-            entries: dict[str, list[list[str]]] = {}
-            for (kind, name), r in reg._entries.items():
-                if r.provider == provider:
-                    entries.setdefault(kind, []).append([name, describe(r.entry)])
-            for (kind, name), providers in reg._conflicts.items():
-                if provider in providers:
-                    entries.setdefault(kind, []).append([name, ""])
-            for event in EVENTS:
-                if any(reg.pm.get_name(impl.plugin) == plugin for impl in getattr(reg.pm.hook, event).get_hookimpls()):
-                    entries.setdefault("event", []).append([event, ""])
             records[plugin] = {"id": ident, "fingerprint": fp, "entries": entries}
         if records != self.records:
             self.records = records

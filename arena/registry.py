@@ -191,7 +191,28 @@ class Registry:
 
     def _save_index(self) -> None:
         if self._index is not None:
-            self._index.update(self)
+            self._index.update(self.provided(), list(self._pending))
+
+    def provided(self) -> dict[str, dict[str, list[list[str]]]]:
+        """What each imported plugin provides, as the plugin index records it: plugin -> {kind:
+        [[name, description], ...]}, with its conflicts (no description) and the event hooks it
+        implements (kind ``event``)."""
+        out: dict[str, dict[str, list[list[str]]]] = {}
+        for plugin, provider in self.providers.items():
+            entries: dict[str, list[list[str]]] = {}
+            for (kind, name), r in self._entries.items():
+                if r.provider == provider:
+                    entries.setdefault(kind, []).append([name, describe(r.entry)])
+            for (kind, name), providers in self._conflicts.items():
+                if provider in providers:
+                    entries.setdefault(kind, []).append([name, ""])
+            for event in EVENTS:
+                if any(
+                    self.pm.get_name(impl.plugin) == plugin for impl in getattr(self.pm.hook, event).get_hookimpls()
+                ):
+                    entries.setdefault("event", []).append([event, ""])
+            out[plugin] = entries
+        return out
 
     # -- registration ---------------------------------------------------------------------------
     def register(self, plugin: Any, name: str, provider: Provider | None = None) -> None:
@@ -287,14 +308,14 @@ def build_registry(extra: Iterable[tuple[str, Any]] = (), lazy: bool = False) ->
     for ep, provider, problem in _providers():
         if problem:
             reg._mark_broken(provider, PluginError(problem))
-        elif index is not None and index.knows(ep, provider):
+        elif index is not None and index.knows(ep, provider.distribution, provider.version):
             reg._pending[ep.name] = (ep, provider)
         else:
             _load_entry_point(reg, ep, provider)
     if reg._pending:
         reg._index = index
     if index is not None:
-        index.update(reg)
+        index.update(reg.provided(), list(reg._pending))
     for name, plugin in extra:
         reg.register(plugin, name)
     return reg
