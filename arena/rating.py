@@ -677,6 +677,13 @@ class RatingState:
                 hist.add(st, acc)
         return bt_fit(W, N, names, hist, bootstrap=bootstrap, seed=seed, ridge=ridge)
 
+    def bt_ratings(self, names: Sequence[str] | None = None, ridge: float = 1e-3) -> np.ndarray:
+        """The ratings of :meth:`bradley_terry` alone (no bootstrap, no covariance): what a
+        rating snapshot records, every ``snapshot_every`` games."""
+        names = list(self.names if names is None else names)
+        self.ensure(names)
+        return 400.0 * _bt_theta(*self.matrices(names), ridge) + 1000.0
+
     def games(self) -> dict[str, int]:
         return {a: int(t["games"]) for a, t in self.tally.items()}
 

@@ -12,16 +12,17 @@ whichever executor runs them; finished games are committed to the run store in b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
 if TYPE_CHECKING:
     from arena.executor import Executor, GameTask
     from arena.store import MatchRecord, RunStore
 
 
-@dataclass(frozen=True)
-class PlannedGame:
+class PlannedGame(NamedTuple):
+    """One game of a plan. A named tuple, not a frozen dataclass: a tournament plans one per
+    game, and a frozen dataclass's ``__init__`` cost more than the rest of planning."""
+
     id: str
     plan_seq: int
     round: int

@@ -107,7 +107,7 @@ def fingerprint(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-@dataclass
+@dataclass(slots=True)
 class MatchRecord:
     """One finished game, as stored. ``seats[p]`` is the agent in seat ``p``."""
 
@@ -461,6 +461,13 @@ class RunStore:
         self, step: int, system: str, ratings: dict[str, tuple[float, float | None, float | None, int | None]]
     ) -> None:
         """Ratings of every agent after ``step`` games (idempotent per step/system/agent)."""
+        self.record_snapshots(system, {step: ratings})
+
+    def record_snapshots(
+        self, system: str, steps: dict[int, dict[str, tuple[float, float | None, float | None, int | None]]]
+    ) -> None:
+        """:meth:`record_snapshot` for many steps in one transaction (a tournament writes a
+        slice's snapshots at once: a transaction per snapshot was one per 200 games)."""
         with self.conn:
             self.conn.executemany(
                 "INSERT OR REPLACE INTO ratings VALUES (?,?,?,?,?,?,?)",
@@ -474,6 +481,7 @@ class RunStore:
                         None if hi is None else float(hi),
                         None if g is None else int(g),
                     )
+                    for step, ratings in steps.items()
                     for a, (r, lo, hi, g) in ratings.items()
                 ],
             )

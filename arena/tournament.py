@@ -443,6 +443,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     from arena.rating import RatingState
     from arena.loading import load_agent, load_game
     from arena.logging import TensorBoard, progress
+    from arena.match import relaxed_gc
     from arena.store import RunStore
 
     check_config(cfg.executor)
@@ -471,14 +472,18 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     done = store.snapshot_steps("bt")
     every = max(1, rc.snapshot_every)
 
+    snapshots: dict[int, dict[str, tuple[float, None, None, int]]] = {}
+    """Snapshots not written yet: :func:`feed` writes them in one transaction (a killed run
+    loses some, and its resume recomputes them from the stored games)."""
+
     def snapshot(step: int) -> None:
         if step in done:
             return
         done.add(step)
-        fit = state.bradley_terry(names)
+        rating = state.bt_ratings(names)
         games = state.games()
-        store.record_snapshot(step, "bt", {a: (fit.rating[i], None, None, games[a]) for i, a in enumerate(names)})
-        tb.scalars({f"rating/bt/{a}": fit.rating[i] for i, a in enumerate(names)}, step)
+        snapshots[step] = {a: (rating[i], None, None, games[a]) for i, a in enumerate(names)}
+        tb.scalars({f"rating/bt/{a}": rating[i] for i, a in enumerate(names)}, step)
 
     fresh: dict[str, Any] = {}
     """Records this invocation stored and the rating state has not seen yet, by id."""
@@ -497,6 +502,12 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
             if state.records % every == 0:
                 snapshot(state.records)
         fresh.clear()
+        write_snapshots()
+
+    def write_snapshots() -> None:
+        if snapshots:
+            store.record_snapshots("bt", snapshots)
+            snapshots.clear()
 
     from arena.registry import get_registry
 
@@ -514,6 +525,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     with (
         make_executor(cfg.executor) as ex,
         progress(f"{game_name} {cfg.format.kind}", 0, cfg.progress and not quiet) as bar,
+        relaxed_gc(),
     ):
 
         def play_slice(planned: list[PlannedGame], where: str) -> None:
@@ -563,6 +575,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
             feed(planner.seq, todo)
             if state.records:
                 snapshot(state.records)
+                write_snapshots()
             return results
 
         ranking = drive(fmt, play)
