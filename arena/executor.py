@@ -187,7 +187,9 @@ def _merged(tasks: Sequence[GameTask]) -> list[tuple[GameTask, dict[int, GameTas
                 part.update(dict.fromkeys(t.indices, t))
                 continue
         groups.append((t, dict.fromkeys(t.indices, t)))
-    return [(replace(head, indices=tuple(part)) if len(part) > len(head.indices) else head, part) for head, part in groups]
+    return [
+        (replace(head, indices=tuple(part)) if len(part) > len(head.indices) else head, part) for head, part in groups
+    ]
 
 
 class InProcessExecutor(Executor):

@@ -161,10 +161,10 @@ class Submitted:
         self.ctx = dict(context or {}, run_dir=str(store.path))
 
     def collect(self) -> list[tuple[PlannedGame, Any]]:
-        from arena.registry import get_registry
+        from arena.registry import direct_caller, get_registry
         from arena.store import MatchRecord
 
-        hook = get_registry().hook
+        finished = direct_caller(get_registry().hook.arena_match_finished)
         played: list[tuple[PlannedGame, Any]] = []
         waiting: dict[str, tuple[PlannedGame, Any]] = {}  # stored, not yet committed: observers wait
 
@@ -173,9 +173,7 @@ class Submitted:
                 self.on_stored(records)
             for rec in records:
                 g, res = waiting.pop(rec.id)
-                hook.arena_match_finished(
-                    result=res, context={**self.ctx, "match_id": g.id, "pairing": g.pairing, "round": g.round}
-                )
+                finished(result=res, context={**self.ctx, "match_id": g.id, "pairing": g.pairing, "round": g.round})
 
         def on_result(task: GameTask, res: Any) -> None:
             g = task.key[res.index]

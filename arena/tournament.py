@@ -530,6 +530,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
 
         def play_slice(planned: list[PlannedGame], where: str) -> None:
             nonlocal played
+            lo, hi = planned[0].plan_seq, planned[-1].plan_seq + 1  # a slice is consecutive in the plan
             now = submit_planned(
                 ex,
                 store,
@@ -541,7 +542,8 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
                 timeout=cfg.timeout,
                 transcripts=cfg.transcripts,
                 context=context,
-                on_game=lambda g, res: bar.advance(1),
+                skip_stored=store.plan_count(lo, hi) > 0,  # a fresh slice needs no id lookups
+                on_game=(lambda g, res: bar.advance(1)) if cfg.progress and not quiet else None,
                 on_stored=lambda recs: fresh.update((r.id, r) for r in recs),
                 # the first slice commits every 512 games (a killed run soon has games stored),
                 # later ones once per slice: a transaction's cost is mostly the id-index pages
@@ -551,7 +553,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
             ).collect()
             played += len(now)
             bar.advance(len(planned) - len(now))
-            missing = len(planned) - len(store.existing_ids([g.id for g in planned]))
+            missing = len(planned) - store.plan_count(lo, hi)
             if missing:
                 raise ArenaError(f"{missing} planned games are missing from the store after {where}")
 
