@@ -59,16 +59,19 @@ class Planner:
             n = len(p.group)
             key = "|".join(p.group)
             start = self.counters.get(p.group, 0)
+            rotations = [tuple(p.group[(s + r) % n] for s in range(n)) for r in range(n)]
+            mid = self._id  # the same ids, made once per game
+            q, deal = self.last_deal.get(p.group, (-1, 0))
             games = []
+            seq = self.seq
             for k in range(start, start + p.games):
-                r = k % n
-                seats = tuple(p.group[(s + r) % n] for s in range(n))
-                q, deal = self.last_deal.get(p.group, (-1, 0))
                 if q != k // n:
-                    deal, self.num_deals = self.num_deals, self.num_deals + 1
-                    self.last_deal[p.group] = (k // n, deal)
-                games.append(PlannedGame(self._id(self.run, key, self.seed, k), self.seq, rnd, key, seats, deal))
-                self.seq += 1
+                    q, deal, self.num_deals = k // n, self.num_deals, self.num_deals + 1
+                games.append(PlannedGame(mid(self.run, key, self.seed, k), seq, rnd, key, rotations[k % n], deal))
+                seq += 1
+            if p.games:
+                self.last_deal[p.group] = (q, deal)
+            self.seq = seq
             self.counters[p.group] = start + p.games
             out.append(games)
         return out

@@ -136,23 +136,27 @@ class MatchRecord:
     ) -> "MatchRecord":
         """From an :class:`arena.match.GameResult`."""
         f = result.forfeit
-        return cls(
-            id=id,
-            pairing=pairing,
-            seed=int(result.seed),
-            game_index=int(result.index),
-            game=game,
-            seats=list(result.seats),
-            returns=[float(x) for x in result.returns],
-            plan_seq=plan_seq,
-            round=round,
-            forfeit_player=f.player if f else None,
-            forfeit_agent=f.agent if f else None,
-            forfeit_reason=f.reason if f else None,
-            length=int(result.length),
-            duration=float(result.duration),
-            info=dict(result.info or {}),
+        return cls(  # positional, in field order: one of these is made per game
+            id,
+            pairing,
+            int(result.seed),
+            int(result.index),
+            game,
+            list(result.seats),
+            [float(x) for x in result.returns],
+            plan_seq,
+            round,
+            f.player if f else None,
+            f.agent if f else None,
+            f.reason if f else None,
+            int(result.length),
+            float(result.duration),
+            None,
+            dict(result.info) if result.info else {},
         )
+
+
+_PACK2 = struct.Struct("2d").pack
 
 
 class _Clash(Exception):
@@ -354,10 +358,15 @@ class RunStore:
         dumps = json.dumps
 
         def as_json(cache: dict[Any, str], value: list[Any], kind: type) -> str:
-            if not all(type(x) is kind for x in value):
+            if len(value) == 2:  # the common case, without a generator
+                if not (type(value[0]) is kind and type(value[1]) is kind):
+                    return dumps(value)
+                # floats keyed by their bits (-0.0 is not 0.0 here), labels by themselves
+                key = _PACK2(*value) if kind is float else (value[0], value[1])
+            elif not all(type(x) is kind for x in value):
                 return dumps(value)
-            # floats keyed by their bits (-0.0 is not 0.0 here), labels by themselves
-            key = struct.pack(f"{len(value)}d", *value) if kind is float else tuple(value)
+            else:
+                key = struct.pack(f"{len(value)}d", *value) if kind is float else tuple(value)
             text = cache.get(key)
             if text is None:
                 text = cache[key] = dumps(value)
