@@ -200,7 +200,11 @@ class InProcessExecutor(Executor):
 
     def run(self, tasks: Sequence[GameTask], on_result: OnResult) -> None:
         for task, part in _merged(tasks):
-            run_task(task, on_result=lambda res, part=part: on_result(part[res.index], res))
+
+            def hand_over(res: Any, part: dict[int, GameTask] = part) -> None:
+                on_result(part[res.index], res)
+
+            run_task(task, on_result=hand_over)
 
     def submit(self, tasks: Sequence[GameTask]) -> Pending:
         return Pending(tasks, [(t, run_task(t)) for t in tasks])
