@@ -17,7 +17,7 @@ results whichever executor ran them.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from arena.errors import ArenaError
@@ -173,25 +173,6 @@ class Executor:
         self.close()
 
 
-def _merged(tasks: Sequence[GameTask]) -> list[tuple[GameTask, dict[int, GameTask]]]:
-    """Consecutive tasks of one seating as one task, and per game index the task it came from.
-
-    Why: ``chunk`` sizes the unit shipped to a worker; in this process a task is only a
-    ``play_games`` call, and 64-game calls cost a tournament its batching (a game's randomness
-    comes from ``(seed, index)``, so the results are the same)."""
-    groups: list[tuple[GameTask, dict[int, GameTask]]] = []
-    for t in tasks:
-        if groups:
-            head, part = groups[-1]
-            if replace(head, indices=t.indices, key=t.key) == t and part.keys().isdisjoint(t.indices):
-                part.update(dict.fromkeys(t.indices, t))
-                continue
-        groups.append((t, dict.fromkeys(t.indices, t)))
-    return [
-        (replace(head, indices=tuple(part)) if len(part) > len(head.indices) else head, part) for head, part in groups
-    ]
-
-
 class InProcessExecutor(Executor):
     """Plays in this process; each game is handed over the moment it finishes. ``submit``
     plays at once (the live agents change after it returns) and ``collect`` replays the results."""
@@ -199,12 +180,10 @@ class InProcessExecutor(Executor):
     kind = "inprocess"
 
     def run(self, tasks: Sequence[GameTask], on_result: OnResult) -> None:
-        for task, part in _merged(tasks):
+        from functools import partial
 
-            def hand_over(res: Any, part: dict[int, GameTask] = part) -> None:
-                on_result(part[res.index], res)
-
-            run_task(task, on_result=hand_over)
+        for task in tasks:
+            run_task(task, on_result=partial(on_result, task))
 
     def submit(self, tasks: Sequence[GameTask]) -> Pending:
         return Pending(tasks, [(t, run_task(t)) for t in tasks])
