@@ -546,8 +546,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
                 on_game=(lambda g, res: bar.advance(1)) if cfg.progress and not quiet else None,
                 on_stored=lambda recs: fresh.update((r.id, r) for r in recs),
                 # the first slice commits every 512 games (a killed run soon has games stored),
-                # later ones once per slice: a transaction's cost is mostly the id-index pages
-                # it touches, nearly as many for 512 games as for 8192 in a large store
+                # later ones once per slice (one transaction per 8192 games)
                 commit_every=PLAN_SLICE if played else 512,
                 start=False,
             ).collect()
