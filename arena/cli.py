@@ -278,7 +278,7 @@ def _match_run(args: argparse.Namespace) -> int:
             f"game '{game.spec.full_name}' has {game.spec.num_players} seats but {len(agents)} agents were given"
         )
     dedupe_names(agents)
-    from arena.registry import get_registry
+    from arena.registry import direct_caller, get_registry
 
     hook = get_registry().hook
     run = {
@@ -291,7 +291,7 @@ def _match_run(args: argparse.Namespace) -> int:
         "progress": not args.json,
     }
     hook.arena_run_started(run=run)
-    announce = hook.arena_match_finished
+    announce = direct_caller(hook.arena_match_finished)
     summary = MatchSummary([a.name for a in agents])
     writer = None
     if args.json or cfg.out:

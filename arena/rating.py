@@ -590,14 +590,20 @@ class RatingState:
             self.ensure((a, b))
         self.records += 1
         i, j = idx[a], idx[b]
-        sc = pair_score(ra, rb, self.scale)
-        W, N = self.W, self.N
-        W[i][j] += sc
-        W[j][i] += 1.0 - sc
-        N[i][j] += 1
-        N[j][i] += 1
+        scale = self.scale  # pair_score and elo_update inlined, the same operations in the same order
+        if scale:
+            sc = min(1.0, max(0.0, 0.5 + (ra - rb) / (2.0 * scale)))
+        else:
+            sc = 1.0 if ra > rb else 0.5 if ra == rb else 0.0
+        Wi, Wj, Ni, Nj = self.W[i], self.W[j], self.N[i], self.N[j]
+        Wi[j] += sc
+        Wj[i] += 1.0 - sc
+        Ni[j] += 1
+        Nj[i] += 1
         elo = self.elo
-        elo[a], elo[b] = elo_update(elo[a], elo[b], sc, self.elo_k)
+        ea, eb = elo[a], elo[b]
+        delta = self.elo_k * (sc - 1.0 / (1.0 + 10.0 ** ((eb - ea) / 400.0)))
+        elo[a], elo[b] = ea + delta, eb - delta
         out = (a, b, sc)
         pairing = getattr(r, "pairing", None) or "|".join(sorted({a, b}))
         try:
@@ -612,26 +618,41 @@ class RatingState:
         else:
             held[2].append(out)
             self.hist.add(held[0], held[2])
-        plackett_luce_1v1(self._osk, self.openskill[a], self.openskill[b], ra < rb, rb < ra)
-        best = max(ra, rb)
-        top = (ra == best) + (rb == best)
+        osk = self.openskill
+        plackett_luce_1v1(self._osk, osk[a], osk[b], ra < rb, rb < ra)
         forfeit = r.forfeit_player
-        for seat, name, x in ((0, a, ra), (1, b, rb)):
-            t = self.tally[name]
-            t["games"] += 1
-            t["ret"] += x
-            if x == best:
-                t["wins" if top == 1 else "draws"] += 1
-                t["points"] += 1.0 if top == 1 else 0.5
-            else:
-                t["losses"] += 1
-            if forfeit == seat:
-                t["forfeits"] += 1
-        S, C = self.S, self.C
-        S[i][j] += ra
-        S[j][i] += rb
-        C[i][j] += 1
-        C[j][i] += 1
+        ta, tb = self.tally[a], self.tally[b]
+        ta["games"] += 1
+        tb["games"] += 1
+        ta["ret"] += ra
+        tb["ret"] += rb
+        best = rb if rb > ra else ra  # max(ra, rb), nan included
+        top_a, top_b = ra == best, rb == best
+        if top_a and top_b:
+            ta["draws"] += 1
+            tb["draws"] += 1
+            ta["points"] += 0.5
+            tb["points"] += 0.5
+        elif top_a:
+            ta["wins"] += 1
+            ta["points"] += 1.0
+            tb["losses"] += 1
+        elif top_b:
+            tb["wins"] += 1
+            tb["points"] += 1.0
+            ta["losses"] += 1
+        else:
+            ta["losses"] += 1
+            tb["losses"] += 1
+        if forfeit == 0:
+            ta["forfeits"] += 1
+        elif forfeit == 1:
+            tb["forfeits"] += 1
+        Si, Sj, Ci, Cj = self.S[i], self.S[j], self.C[i], self.C[j]
+        Si[j] += ra
+        Sj[i] += rb
+        Ci[j] += 1
+        Cj[i] += 1
 
     def add_all(self, records: Iterable[Any]) -> "RatingState":
         for r in records:
@@ -676,6 +697,13 @@ class RatingState:
             for st, _, acc in self.open_units.values():
                 hist.add(st, acc)
         return bt_fit(W, N, names, hist, bootstrap=bootstrap, seed=seed, ridge=ridge)
+
+    def bt_ratings(self, names: Sequence[str] | None = None, ridge: float = 1e-3) -> np.ndarray:
+        """The ratings of :meth:`bradley_terry` alone (no bootstrap, no covariance): what a
+        rating snapshot records, every ``snapshot_every`` games."""
+        names = list(self.names if names is None else names)
+        self.ensure(names)
+        return 400.0 * _bt_theta(*self.matrices(names), ridge) + 1000.0
 
     def games(self) -> dict[str, int]:
         return {a: int(t["games"]) for a, t in self.tally.items()}

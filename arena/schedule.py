@@ -12,16 +12,17 @@ whichever executor runs them; finished games are committed to the run store in b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
 if TYPE_CHECKING:
     from arena.executor import Executor, GameTask
     from arena.store import MatchRecord, RunStore
 
 
-@dataclass(frozen=True)
-class PlannedGame:
+class PlannedGame(NamedTuple):
+    """One game of a plan. A named tuple, not a frozen dataclass: a tournament plans one per
+    game, and a frozen dataclass's ``__init__`` cost more than the rest of planning."""
+
     id: str
     plan_seq: int
     round: int
@@ -58,16 +59,19 @@ class Planner:
             n = len(p.group)
             key = "|".join(p.group)
             start = self.counters.get(p.group, 0)
+            rotations = [tuple(p.group[(s + r) % n] for s in range(n)) for r in range(n)]
+            mid = self._id  # the same ids, made once per game
+            q, deal = self.last_deal.get(p.group, (-1, 0))
             games = []
+            seq = self.seq
             for k in range(start, start + p.games):
-                r = k % n
-                seats = tuple(p.group[(s + r) % n] for s in range(n))
-                q, deal = self.last_deal.get(p.group, (-1, 0))
                 if q != k // n:
-                    deal, self.num_deals = self.num_deals, self.num_deals + 1
-                    self.last_deal[p.group] = (k // n, deal)
-                games.append(PlannedGame(self._id(self.run, key, self.seed, k), self.seq, rnd, key, seats, deal))
-                self.seq += 1
+                    q, deal, self.num_deals = k // n, self.num_deals, self.num_deals + 1
+                games.append(PlannedGame(mid(self.run, key, self.seed, k), seq, rnd, key, rotations[k % n], deal))
+                seq += 1
+            if p.games:
+                self.last_deal[p.group] = (q, deal)
+            self.seq = seq
             self.counters[p.group] = start + p.games
             out.append(games)
         return out
@@ -160,10 +164,10 @@ class Submitted:
         self.ctx = dict(context or {}, run_dir=str(store.path))
 
     def collect(self) -> list[tuple[PlannedGame, Any]]:
-        from arena.registry import get_registry
+        from arena.registry import direct_caller, get_registry
         from arena.store import MatchRecord
 
-        hook = get_registry().hook
+        finished = direct_caller(get_registry().hook.arena_match_finished)
         played: list[tuple[PlannedGame, Any]] = []
         waiting: dict[str, tuple[PlannedGame, Any]] = {}  # stored, not yet committed: observers wait
 
@@ -172,9 +176,7 @@ class Submitted:
                 self.on_stored(records)
             for rec in records:
                 g, res = waiting.pop(rec.id)
-                hook.arena_match_finished(
-                    result=res, context={**self.ctx, "match_id": g.id, "pairing": g.pairing, "round": g.round}
-                )
+                finished(result=res, context={**self.ctx, "match_id": g.id, "pairing": g.pairing, "round": g.round})
 
         def on_result(task: GameTask, res: Any) -> None:
             g = task.key[res.index]

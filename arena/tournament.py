@@ -443,6 +443,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     from arena.rating import RatingState
     from arena.loading import load_agent, load_game
     from arena.logging import TensorBoard, progress
+    from arena.match import relaxed_gc
     from arena.store import RunStore
 
     check_config(cfg.executor)
@@ -471,14 +472,18 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     done = store.snapshot_steps("bt")
     every = max(1, rc.snapshot_every)
 
+    snapshots: dict[int, dict[str, tuple[float, None, None, int]]] = {}
+    """Snapshots not written yet: :func:`feed` writes them in one transaction (a killed run
+    loses some, and its resume recomputes them from the stored games)."""
+
     def snapshot(step: int) -> None:
         if step in done:
             return
         done.add(step)
-        fit = state.bradley_terry(names)
+        rating = state.bt_ratings(names)
         games = state.games()
-        store.record_snapshot(step, "bt", {a: (fit.rating[i], None, None, games[a]) for i, a in enumerate(names)})
-        tb.scalars({f"rating/bt/{a}": fit.rating[i] for i, a in enumerate(names)}, step)
+        snapshots[step] = {a: (rating[i], None, None, games[a]) for i, a in enumerate(names)}
+        tb.scalars({f"rating/bt/{a}": rating[i] for i, a in enumerate(names)}, step)
 
     fresh: dict[str, Any] = {}
     """Records this invocation stored and the rating state has not seen yet, by id."""
@@ -497,6 +502,12 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
             if state.records % every == 0:
                 snapshot(state.records)
         fresh.clear()
+        write_snapshots()
+
+    def write_snapshots() -> None:
+        if snapshots:
+            store.record_snapshots("bt", snapshots)
+            snapshots.clear()
 
     from arena.registry import get_registry
 
@@ -514,10 +525,12 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     with (
         make_executor(cfg.executor) as ex,
         progress(f"{game_name} {cfg.format.kind}", 0, cfg.progress and not quiet) as bar,
+        relaxed_gc(),
     ):
 
         def play_slice(planned: list[PlannedGame], where: str) -> None:
             nonlocal played
+            lo, hi = planned[0].plan_seq, planned[-1].plan_seq + 1  # a slice is consecutive in the plan
             now = submit_planned(
                 ex,
                 store,
@@ -529,17 +542,17 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
                 timeout=cfg.timeout,
                 transcripts=cfg.transcripts,
                 context=context,
-                on_game=lambda g, res: bar.advance(1),
+                skip_stored=store.plan_count(lo, hi) > 0,  # a fresh slice needs no id lookups
+                on_game=(lambda g, res: bar.advance(1)) if cfg.progress and not quiet else None,
                 on_stored=lambda recs: fresh.update((r.id, r) for r in recs),
                 # the first slice commits every 512 games (a killed run soon has games stored),
-                # later ones once per slice: a transaction's cost is mostly the id-index pages
-                # it touches, nearly as many for 512 games as for 8192 in a large store
+                # later ones once per slice (one transaction per 8192 games)
                 commit_every=PLAN_SLICE if played else 512,
                 start=False,
             ).collect()
             played += len(now)
             bar.advance(len(planned) - len(now))
-            missing = len(planned) - len(store.existing_ids([g.id for g in planned]))
+            missing = len(planned) - store.plan_count(lo, hi)
             if missing:
                 raise ArenaError(f"{missing} planned games are missing from the store after {where}")
 
@@ -563,6 +576,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
             feed(planner.seq, todo)
             if state.records:
                 snapshot(state.records)
+                write_snapshots()
             return results
 
         ranking = drive(fmt, play)

@@ -243,3 +243,18 @@ def test_outcome_sampling_is_unbiased_with_chance_after_a_decision():
         assert solver.average_policy().table["p0"][1] > 0.9, averaging  # risky (0.8) beats safe (0.5)
     with pytest.raises(ArenaError, match="averaging"):
         SAMPLERS["os-mccfr"](LateChance(), averaging="mean")
+
+
+@pytest.mark.parametrize("algo,alternating", [("cfr+", True), ("vad-cfr", False)])
+def test_numpy_passes_on_buffers_give_the_same_iterates(algo, alternating):
+    """The numpy solver runs its tree passes on buffers made once (``solver._Passes``); the
+    iterates must be bit-for-bit those of :func:`arena.tree.forward`/``backward``."""
+    game = arena.load_game("leduc_poker")
+    fast = TreeSolver(game, make_rule(algo), alternating=alternating)
+    plain = TreeSolver(game, make_rule(algo), alternating=alternating)
+    assert fast.passes is not None
+    plain.passes = None
+    fast.iterate(5)
+    plain.iterate(5)
+    for key in ("R", "S", "sigma"):
+        assert np.array_equal(getattr(fast, key), getattr(plain, key)), key

@@ -50,6 +50,23 @@ def test_create_record_resume(tmp_path):
         RunStore.open(run, "other")
 
 
+def test_ids_ordered_within_a_pairing_and_schema_1_stores_read_not_resumed(tmp_path):
+    """Ids sort by pairing, then game number (a batch appends to the id index instead of touching
+    random pages); a store of the older, whole-hash ids is still read, but never resumed (its
+    games would be played again under new ids and counted twice)."""
+    ids = [match_id("fp", "a|b", 0, k) for k in (0, 1, 15, 16, 4096)]
+    assert ids == sorted(ids) and len({i[:12] for i in ids}) == 1 and all(len(i) == 24 for i in ids)
+    assert match_id("fp", "a|c", 0, 0)[:12] != ids[0][:12]
+    run = tmp_path / "old"
+    with RunStore.open(run, "fp") as s:
+        s.record_match(_rec(ids[0], 0))
+        s.set_meta("schema", "1")
+    with pytest.raises(ArenaError, match="schema 1.*resumes schema 2 only"):
+        RunStore.open(run, "fp")
+    with RunStore.open_existing(run) as s:
+        assert [r.id for r in s.matches()] == [ids[0]]
+
+
 def test_batched_commit_stores_each_return_vector_as_given(tmp_path):
     """The commit reuses the JSON of repeated seatings and return vectors; what it stores must
     still be each record's own: -0.0 is not 0.0, an int is not a float (equal as dict keys)."""

@@ -193,3 +193,40 @@ def test_hook_that_raises_marks_plugin_broken(fresh_registry):
     reg = build_registry(extra=[("bad_hook", bad)])
     assert any(b.plugin == "bad_hook" and "cannot build agents" in b.error for b in reg.broken)
     assert "random" in reg.names("agent")
+
+
+def test_direct_caller_calls_observers_as_pluggy_does(fresh_registry):
+    """Per-game events skip pluggy's dispatch (``registry.direct_caller``): the same
+    implementations, last registered first, each with the arguments it takes; a hook with a
+    wrapper keeps pluggy's caller."""
+    import arena
+    from arena.registry import direct_caller, get_registry
+
+    heard = []
+
+    class First:
+        @arena.hookimpl
+        def arena_match_finished(self, result, context):
+            heard.append(("first", result, context["k"]))
+
+    class Second:
+        @arena.hookimpl
+        def arena_match_finished(self, context):  # a subset of the arguments
+            heard.append(("second", context["k"]))
+
+    reg = get_registry()
+    reg.register(First(), "first_observer")
+    reg.register(Second(), "second_observer")
+    hook = reg.hook.arena_match_finished
+    direct_caller(hook)(result="r", context={"k": 1})
+    mine, heard[:] = list(heard), []
+    hook(result="r", context={"k": 1})
+    assert mine == heard and ("first", "r", 1) in mine and ("second", 1) in mine
+
+    class Wrapper:
+        @arena.hookimpl(wrapper=True)
+        def arena_match_finished(self, result, context):
+            return (yield)
+
+    reg.register(Wrapper(), "wrapper_observer")
+    assert direct_caller(reg.hook.arena_match_finished) is reg.hook.arena_match_finished

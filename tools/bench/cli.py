@@ -40,6 +40,23 @@ def arena_command() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "arena.cli"]
 
 
+def match_command(game: str, agents: list[str], games: int, seed: int, json: bool = False) -> list[str]:
+    """``arena match --game G --agents A B --games N --seed S [--json]``: the whole process both
+    ``arena bench cli`` and ``arena bench tournament-scale`` time."""
+    return arena_command() + [
+        "match",
+        "--game",
+        game,
+        "--agents",
+        *agents,
+        "--games",
+        str(games),
+        "--seed",
+        str(seed),
+        *(["--json"] if json else []),
+    ]
+
+
 def loop_script(loop: str, game: str, games: int, seed: int) -> list[str]:
     """A standalone ``python -c`` program running one loop of :mod:`arena.tools.bench.match`."""
     from arena.tools.bench import match
@@ -71,18 +88,7 @@ def run(args: argparse.Namespace) -> dict:
     import pyspiel
 
     seats = pyspiel.load_game(args.game).num_players()
-    match = arena_command() + [
-        "match",
-        "--game",
-        args.game,
-        "--agents",
-        *(["random"] * seats),
-        "--games",
-        str(args.games),
-        "--seed",
-        str(args.seed),
-        "--json",
-    ]
+    match = match_command(args.game, ["random"] * seats, args.games, args.seed, json=True)
     programs = {
         "arena_match": (match, args.games),
         "shimmy_loop": (loop_script("shimmy_loop", args.game, args.baseline_games, args.seed), args.baseline_games),

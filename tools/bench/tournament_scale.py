@@ -40,7 +40,7 @@ def _sizes(text: str) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> dict:
-    from arena.tools.bench.cli import arena_command, timed
+    from arena.tools.bench.cli import arena_command, match_command, timed
 
     sizes = _sizes(args.sizes)
     agents = list(args.agents)
@@ -67,17 +67,7 @@ def run(args: argparse.Namespace) -> dict:
                     }
                 )
             )
-            match = arena_command() + [
-                "match",
-                "--game",
-                args.game,
-                "--agents",
-                *agents,
-                "--games",
-                str(n),
-                "--seed",
-                str(args.seed),
-            ]
+            match = match_command(args.game, agents, n, args.seed)
             tour = arena_command() + ["tournament", str(cfg), "--json"]
             m_wall, m_cpu, m_rss = timed(match)
             with open(Path(tmp) / f"t{n}.out", "w") as fh:
