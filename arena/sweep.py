@@ -315,6 +315,52 @@ def final_metrics(plan_dir: Path, seeds: Sequence[int]) -> dict[int, dict[str, f
     return out
 
 
+REACH = re.compile(r"^(?P<metric>[^<>=]+?)\s*(?P<op>>=|<=)\s*(?P<level>[-+0-9.eE]+)$")
+
+
+def parse_reach(text: str) -> tuple[str, str, float]:
+    """``METRIC>=LEVEL`` (or ``<=``) → ``(metric, op, level)``."""
+    m = REACH.match(text.strip())
+    if not m:
+        raise ConfigError(f"--reach {text!r}: expected METRIC>=LEVEL or METRIC<=LEVEL, e.g. 'vs_fair/return>=7.79'")
+    try:
+        level = float(m["level"])
+    except ValueError:
+        raise ConfigError(f"--reach {text!r}: level {m['level']!r} is not a number") from None
+    return m["metric"].strip(), m["op"], level
+
+
+def add_reach(plan_dir: Path, finals: dict[int, dict[str, float]], targets: Sequence[str]) -> dict[str, list[int]]:
+    """Sample efficiency: for each ``METRIC>=LEVEL`` target, the first evaluated ``step`` of each
+    seed's ``metrics.csv`` at which ``METRIC`` crossed ``LEVEL`` joins that seed's finals as
+    ``reach:METRIC>=LEVEL`` (multiply by the games per step to get games). A seed that never
+    crossed counts at its last step — a lower bound — and is listed in the returned
+    ``{target: [seeds]}`` (the report says so)."""
+    import csv
+
+    censored: dict[str, list[int]] = {}
+    for text in targets:
+        metric, op, level = parse_reach(text)
+        key = f"reach:{metric}{op}{level:g}"
+        censored[key] = []
+        for s in sorted(finals):
+            path = plan_dir / f"seed-{s}" / "metrics.csv"
+            rows = list(csv.DictReader(path.open())) if path.exists() else []
+            if not rows or metric not in rows[0]:
+                raise ArenaError(f"--reach: {path} has no column {metric!r}")
+            hit = None
+            for r in rows:
+                v = float(r[metric]) if r[metric] not in ("", None) else math.nan
+                if math.isfinite(v) and (v >= level if op == ">=" else v <= level):
+                    hit = float(r["step"])
+                    break
+            if hit is None:
+                censored[key].append(s)
+                hit = float(rows[-1]["step"])
+            finals[s][key] = hit
+    return censored
+
+
 def select(keys: Sequence[str], patterns: Sequence[str]) -> list[str]:
     if patterns:
         return [k for k in keys if any(fnmatch.fnmatchcase(k, p) for p in patterns)]
@@ -366,6 +412,9 @@ def to_markdown(rep: Mapping[str, Any], title: str, command: str = "") -> str:
             f"| {k} | {m['iqm']:.4g} [{m['iqm_ci'][0]:.4g}, {m['iqm_ci'][1]:.4g}] | {m['mean']:.4g} "
             f"[{m['mean_ci'][0]:.4g}, {m['mean_ci'][1]:.4g}] | {m['min']:.4g} | {m['max']:.4g} | {per} |"
         )
+    for k, seeds in (rep.get("never_reached") or {}).items():
+        if seeds:
+            lines.append(f"\n{k}: seed(s) {', '.join(map(str, seeds))} never reached it (counted at their last step).")
     return "\n".join(lines) + "\n"
 
 

@@ -69,3 +69,24 @@ def test_short_dond_training_tracks_pareto_metrics(tmp_path):
     for row in (out["first"], out["final"]):
         assert 0.0 <= row["vs_fair/agreement"] <= 1.0 and 0.0 <= row["vs_fair/pareto"] <= row["vs_fair/agreement"]
         assert row["vs_fair/joint_utility"] >= row["vs_fair/return"] >= 0.0
+
+
+def test_llm_train_faces_fixed_opponents_or_itself():
+    """``arena llm-train`` with ``opponents``: the LLM learner is matched uniformly against fixed
+    agents in the other seats (as ``arena train``'s); without them it plays itself."""
+    from arena.config import load_config
+    from arena.plugins.trainers.llm.driver import LLMTrainConfig, league_config
+
+    cfg = load_config(
+        LLMTrainConfig, REPO / "configs" / "llm" / "dond_rlvr.yaml", overrides=["opponents=[fair,greedy]"]
+    )
+    learner, *fixed = league_config(cfg, load_game(cfg.game), tmp := Path("model")).population
+    assert learner.role == "learner" and learner.matchmaking == "uniform"
+    assert learner.opponents == ["opponent_0", "opponent_1"] and learner.agent["model"] == str(tmp)
+    assert [(m.label, m.agent, m.role) for m in fixed] == [
+        ("opponent_0", "fair", "fixed"),
+        ("opponent_1", "greedy", "fixed"),
+    ]
+    alone = load_config(LLMTrainConfig, REPO / "configs" / "llm" / "dond_rlvr.yaml", overrides=["opponents=[]"])
+    (only,) = league_config(alone, load_game(alone.game), tmp).population
+    assert only.matchmaking == "self_play" and only.opponents is None

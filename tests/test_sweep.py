@@ -87,3 +87,25 @@ def test_sweep_cli_runs_resumes_and_refuses_mixing(tmp_path):
     assert bad.returncode == 2 and "runs backwards" in bad.stderr
     nocfg = _arena("sweep", str(tmp_path / "missing.yaml"), "seeds=0", check=False)
     assert nocfg.returncode == 2 and "not found" in nocfg.stderr
+
+
+def test_reach_is_the_first_evaluated_step_past_the_level(tmp_path):
+    from arena.sweep import add_reach, parse_reach
+
+    curves = {0: [1.0, 5.0, 8.0, 9.0], 1: [1.0, 7.0, 6.0, 7.5], 2: [2.0, 3.0, 4.0, 5.0]}
+    for s, ys in curves.items():
+        d = tmp_path / f"seed-{s}"
+        d.mkdir()
+        rows = ["step,seconds,vs_fair/return"] + [f"{10 * i},{i},{y}" for i, y in enumerate(ys)]
+        (d / "metrics.csv").write_text("\n".join(rows) + "\n")
+    finals = {s: {"vs_fair/return": ys[-1]} for s, ys in curves.items()}
+    never = add_reach(tmp_path, finals, ["vs_fair/return>=7", "vs_fair/return <= 1"])
+    assert [finals[s]["reach:vs_fair/return>=7"] for s in (0, 1, 2)] == [20.0, 10.0, 30.0]
+    assert never == {"reach:vs_fair/return>=7": [2], "reach:vs_fair/return<=1": [2]}
+    assert finals[0]["reach:vs_fair/return<=1"] == 0.0
+    assert parse_reach("a/b>=-0.5") == ("a/b", ">=", -0.5)
+    for bad in ("vs_fair/return>7", "x>=abc", ">=3"):
+        with pytest.raises(ConfigError):
+            parse_reach(bad)
+    with pytest.raises(ArenaError, match="no column"):
+        add_reach(tmp_path, finals, ["missing>=1"])

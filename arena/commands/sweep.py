@@ -27,6 +27,14 @@ def _args(p: argparse.ArgumentParser) -> None:
         metavar="PATTERN",
         help="final metrics to report (glob, repeatable; default: all but step, seconds, train/*)",
     )
+    p.add_argument(
+        "--reach",
+        action="append",
+        default=[],
+        metavar="METRIC>=LEVEL",
+        help="sample efficiency: per seed, the first evaluated step at which METRIC reached LEVEL (from "
+        "metrics.csv; repeatable; a seed that never did counts at its last step and is named)",
+    )
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--report-only", action="store_true", help="aggregate the finished seeds; run nothing")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -108,7 +116,10 @@ def _run(args: argparse.Namespace) -> int:
     if not args.report_only:
         status = S.run_seeds(plan, S.arena_argv(), jobs=args.jobs, log=say, nice=args.nice)
     finals = S.final_metrics(directory, plan.seeds)
-    rep = S.report(finals, args.metric, resamples=args.resamples)
+    censored = S.add_reach(directory, finals, args.reach)
+    patterns = args.metric + [k for k in censored] if args.metric else args.metric
+    rep = S.report(finals, patterns, resamples=args.resamples)
+    rep["never_reached"] = censored
     failed = {s: v for s, v in status.items() if v.startswith("failed")}
     line = f"arena sweep {args.config} seeds={','.join(map(str, plan.seeds))}" + "".join(f" {o}" for o in overrides)
     title = f"{Path(args.config).stem} over {rep['n']} seeds ({command})"
@@ -132,6 +143,9 @@ def _run(args: argparse.Namespace) -> int:
                 f"{m['max']:.4g}",
             )
         console().print(table)
+        for k, never in censored.items():
+            if never:
+                print(f"{k}: seed(s) {', '.join(map(str, never))} never reached it (counted at their last step)")
         print(f"wrote {', '.join(str(f) for f in files)}")
     return _failed({f"seed {s}": v for s, v in failed.items()})
 

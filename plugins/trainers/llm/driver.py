@@ -1,6 +1,7 @@
-"""``arena llm-train CONFIG [key=value ...]``: train one LLM policy by self-play — a thin front-end
-of the league runner (:mod:`arena.league.runner`): the same run directory, store, snapshots
-(Hugging Face model directories), resume after a kill, executors, TensorBoard and progress.
+"""``arena llm-train CONFIG [key=value ...]``: train one LLM policy by self-play (or
+against fixed ``opponents``) — a thin front-end of the league runner (:mod:`arena.league.runner`):
+the same run directory, store, snapshots (Hugging Face model directories), resume after a kill,
+executors, TensorBoard and progress.
 
 Every ``eval_every`` iterations the learner is measured: games with a tree view get the exact
 numbers (return and win rate against uniform random, exploitability of the scored policy);
@@ -51,6 +52,9 @@ class LLMTrainConfig:
     """Parameters of the ``llm`` agent (``model`` is filled in)."""
     trainer: str = "selfplay_rlvr"
     params: dict[str, Any] = field(default_factory=dict)
+    opponents: list[Any] = field(default_factory=list)
+    """Fixed agents the learner plays against (one in every other seat, drawn uniformly per game),
+    as ``arena train``'s; empty: self-play."""
     iterations: int = 20
     games_per_iter: int = 128
     seed: int = 0
@@ -126,9 +130,9 @@ def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
 
 
 def league_config(cfg: LLMTrainConfig, game: Any, model_dir: Path) -> Any:
-    """The league ``arena llm-train`` runs: one LLM learner in every seat (self-play); learner
-    metrics are exact for tree games (return and win rate against random, exploitability) and
-    played otherwise (self-play and ``eval_opponents``: cooperation, returns, the game's probes)."""
+    """The league ``arena llm-train`` runs: one LLM learner in every seat (self-play), or facing
+    the fixed ``opponents``; learner metrics are exact for tree games (return and win rate
+    against random, exploitability) and played otherwise (self-play and ``eval_opponents``: cooperation, returns, the game's probes)."""
     from arena.league import LeagueConfig
 
     learner = {
@@ -136,10 +140,12 @@ def league_config(cfg: LLMTrainConfig, game: Any, model_dir: Path) -> Any:
         "agent": {"name": "llm", **dict(cfg.agent), "model": str(model_dir)},
         "role": "learner",
         "trainer": {"name": cfg.trainer, "params": dict(cfg.params)},
-        "matchmaking": "self_play",
+        "matchmaking": "uniform" if cfg.opponents else "self_play",
+        "opponents": [f"opponent_{j}" for j in range(len(cfg.opponents))] if cfg.opponents else None,
         "games_per_step": cfg.games_per_iter,
         "snapshot_every": cfg.eval_every,
     }
+    fixed = [{"label": f"opponent_{j}", "agent": spec} for j, spec in enumerate(cfg.opponents)]
     played = not game.spec.tree
     return load_config(
         LeagueConfig,
@@ -149,7 +155,7 @@ def league_config(cfg: LLMTrainConfig, game: Any, model_dir: Path) -> Any:
             "seed": cfg.seed,
             "out": cfg.out,
             "steps": cfg.iterations,
-            "population": [learner],
+            "population": [learner, *fixed],
             "evaluation": {
                 "every": cfg.eval_every,
                 "games": 0,

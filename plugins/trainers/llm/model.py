@@ -20,6 +20,9 @@ from arena.errors import ArenaError
 from arena.plugins.agents.llm.hf import quiet_transformers
 
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+LOGPROB_BATCH_TOKENS = 16384
+"""Padded tokens per forward pass when recomputing log-probs: a scored Deal or No Deal decision
+is ~50 labels behind a ~600-token prompt, and one pass over a whole batch asked for 4.7 GB."""
 
 
 def _torch() -> Any:
@@ -115,10 +118,15 @@ class TrainableLLM:
         ctx = torch.enable_grad() if grad else torch.no_grad()
         was_training = model.training
         model.train(grad)
+        rows = max(1, LOGPROB_BATCH_TOKENS // longest)  # bounded batches: attention is rows x L^2
+        parts = []
         with ctx:
-            logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
-            lp = torch.log_softmax(logits, dim=-1).gather(-1, ids[:, 1:, None]).squeeze(-1)
-            seq_lp = (lp * target[:, 1:]).sum(-1)
+            for at in range(0, len(uniq), rows):
+                part = slice(at, at + rows)
+                logits = model(input_ids=ids[part], attention_mask=mask[part]).logits[:, :-1].float()
+                lp = torch.log_softmax(logits, dim=-1).gather(-1, ids[part, 1:, None]).squeeze(-1)
+                parts.append((lp * target[part, 1:]).sum(-1))
+            seq_lp = torch.cat(parts)
         model.train(was_training)
         return seq_lp[torch.tensor(index, dtype=torch.long, device=dev)]
 
