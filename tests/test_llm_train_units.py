@@ -164,12 +164,15 @@ def _obs(game, state, player):
     return Observation(state, player, None, game.spec.full_name)
 
 
-def test_trainer_action_logprobs_equal_the_agents_own():
+@pytest.mark.parametrize("score", ["sum", "mean"])
+def test_trainer_action_logprobs_equal_the_agents_own(score):
+    """The trainer's log pi(action) is the probability the agent sampled from, for either score
+    (with ``mean`` the labels' log-probs per token: a sum-based ratio would be off-policy)."""
     from arena.plugins.trainers.llm.model import TrainableLLM
     from arena.plugins.trainers.llm.tokens import action_logprobs, learner_decisions
 
     game = load_game("kuhn_poker")
-    agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "temperature": 4}, game)
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "temperature": 4, "score": score}, game)
     agent.name = "me"
     model = TrainableLLM(agent)
     res = play_games(game, [agent, agent], num_games=6, seed=2, record=True)

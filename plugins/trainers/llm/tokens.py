@@ -3,7 +3,8 @@
 A *decision* is one move the learner made, as the match runner recorded it: the prompt's token
 ids and the token ids of the response(s). Its log-probability under the trainer's model is
 
-- scored mode: ``log softmax_j(logp(label_j | prompt) / T)[chosen]`` — the exact probability
+- scored mode: ``log softmax_j(logp(label_j | prompt) / T)[chosen]`` (with ``score: mean``, the
+  label's log-prob divided by its token count, as the agent scores it) — the exact probability
   the agent sampled from (every legal label is a response, the chosen one is the action);
 - generated mode and free text: the summed log-prob of the sampled completion at T = 1.
 
@@ -39,6 +40,9 @@ class Decision:
     invalid: int = 0
     fallback: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    per_token: bool = False
+    """A scored decision of a ``score: mean`` agent: its labels' scores are mean per-token
+    log-probs, so its policy is a softmax of those (not of the sums)."""
 
 
 def learner_decisions(trajectories: Sequence[Trajectory], agent: Any) -> list[Decision]:
@@ -81,6 +85,7 @@ def decision_of(step: Any, agent: Any) -> Decision | None:
         step.log_prob,
         int(ex.get("invalid_attempts", 0) or 0),
         bool(ex.get("fallback", False)),
+        per_token=scored and getattr(agent, "score", "sum") == "mean",
     )
 
 
@@ -99,7 +104,12 @@ def action_logprobs(
     out, dists = [], []
     for d, (a, n) in zip(decisions, spans):
         if d.scored:
-            logpol = torch.log_softmax(seq[a : a + n] / max(d.temperature, 1e-6), dim=0)
+            scores = seq[a : a + n]
+            if d.per_token:  # the agent's own score: mean log-prob per label token
+                scores = scores / torch.tensor(
+                    [max(1, len(r)) for r in d.responses], dtype=scores.dtype, device=scores.device
+                )
+            logpol = torch.log_softmax(scores / max(d.temperature, 1e-6), dim=0)
             out.append(logpol[d.chosen])
             dists.append(logpol)
         else:
