@@ -260,3 +260,19 @@ def test_table_talker_move_honesty():
     assert load_agent("table_talker", g).policy(obs(2, False)) == {0: 0.5, 1: 0.5}
     with pytest.raises(ArenaError, match="move_honesty must be in"):
         load_agent("table_talker:move_honesty=2", g)
+
+
+def test_lspo_probe_report(tmp_path, capsys):
+    """``tools/lspo_probe.py report``: per-seed exploitability by iteration from metrics.csv and
+    the aggregate of final minus first over seeds."""
+    from arena.tools.lspo_probe import report
+
+    cols = "step,train/learner/llm_exploitability_before,train/learner/llm_exploitability\n"
+    for seed, rows in ((0, "1,0.5,0.4\n2,0.41,0.3\n"), (1, "1,0.5,0.45\n2,0.46,0.35\n")):
+        (tmp_path / f"seed-{seed}").mkdir()
+        (tmp_path / f"seed-{seed}" / "metrics.csv").write_text(cols + rows)
+    report(str(tmp_path))
+    out = capsys.readouterr().out
+    assert "seed-0: warmed-up 0.500; after iterations 0.400 0.300" in out
+    assert "falls every iteration: True; the DPO step lowered it in 2 of 2" in out
+    assert "final - first: IQM -0.100" in out and "mean -0.100" in out
