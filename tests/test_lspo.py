@@ -276,3 +276,18 @@ def test_lspo_probe_report(tmp_path, capsys):
     assert "seed-0: warmed-up 0.500; after iterations 0.400 0.300" in out
     assert "falls every iteration: True; the DPO step lowered it in 2 of 2" in out
     assert "final - first: IQM -0.100" in out and "mean -0.100" in out
+
+
+def test_shipped_kuhn_talk_config():
+    """The shipped LSPO config: the trainer's seed follows the run's (``arena sweep`` sets ``seed=S``)
+    and the warm-up players are talkers whose moves depend on their card."""
+    from pathlib import Path
+
+    from arena.config import load_config
+    from arena.plugins.trainers.llm.driver import LLMTrainConfig
+
+    path = Path(__file__).resolve().parents[1] / "configs/llm/kuhn_talk_lspo.yaml"
+    cfg = load_config(LLMTrainConfig, str(path), overrides=["seed=7"])
+    assert cfg.params["seed"] == 7 and cfg.params["balance_moves"] is True
+    talker = load_agent(cfg.model.pretrain_agent, load_game(cfg.game))
+    assert talker.move_honesty == 0.8
