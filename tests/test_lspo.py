@@ -231,3 +231,63 @@ def test_balance_directions_cancels_the_common_push():
     dirs = [(p.chosen_ids, p.rejected_ids) for p in kept]
     assert dirs.count((fold, call)) == dirs.count((call, fold)) == 2 and dirs.count(((5,), (6,))) == 2
     assert balance_directions(pairs, set(range(10)), seed=0)[0] == kept  # deterministic given the seed
+
+
+def test_table_talker_move_honesty():
+    """``move_honesty`` h: the strongest card plays its bold move (bet/call) with h + (1 - h)/2, the
+    weakest the other one (check/fold) likewise, the middle card uniform; h 0 is uniform everywhere."""
+    from arena.agent import Observation
+
+    g = load_game("table_talk(game=kuhn_poker)")
+
+    def obs(mine: int, facing_bet: bool) -> Observation:
+        s = g.new_initial_state()
+        player = 1 if facing_bet else 0
+        for a in ((mine + 1) % 3, mine) if facing_bet else (mine, (mine + 1) % 3):
+            s.apply_action(a)
+        s.apply_action("hello")
+        if facing_bet:
+            s.apply_action(1)  # player 0 bets
+            s.apply_action("hi")
+        return Observation(s, player, np.random.default_rng(0), g.spec.full_name)
+
+    talker = load_agent("table_talker:move_honesty=0.5", g)
+    assert talker.policy(obs(2, False)) == {0: 0.25, 1: 0.75}  # King: bet
+    assert talker.policy(obs(0, False)) == {0: 0.75, 1: 0.25}  # Jack: check
+    assert talker.policy(obs(1, False)) == {0: 0.5, 1: 0.5}  # Queen: uniform
+    assert talker.policy(obs(2, True)) == {0: 0.25, 1: 0.75}  # King facing a bet: call
+    assert talker.policy(obs(0, True)) == {0: 0.75, 1: 0.25}  # Jack facing a bet: fold
+    assert load_agent("table_talker", g).policy(obs(2, False)) == {0: 0.5, 1: 0.5}
+    with pytest.raises(ArenaError, match="move_honesty must be in"):
+        load_agent("table_talker:move_honesty=2", g)
+
+
+def test_lspo_probe_report(tmp_path, capsys):
+    """``tools/lspo_probe.py report``: per-seed exploitability by iteration from metrics.csv and
+    the aggregate of final minus first over seeds."""
+    from arena.tools.lspo_probe import report
+
+    cols = "step,train/learner/llm_exploitability_before,train/learner/llm_exploitability\n"
+    for seed, rows in ((0, "1,0.5,0.4\n2,0.41,0.3\n"), (1, "1,0.5,0.45\n2,0.46,0.35\n")):
+        (tmp_path / f"seed-{seed}").mkdir()
+        (tmp_path / f"seed-{seed}" / "metrics.csv").write_text(cols + rows)
+    report(str(tmp_path))
+    out = capsys.readouterr().out
+    assert "seed-0: warmed-up 0.500; after iterations 0.400 0.300" in out
+    assert "falls every iteration: True; the DPO step lowered it in 2 of 2" in out
+    assert "final - first: IQM -0.100" in out and "mean -0.100" in out
+
+
+def test_shipped_kuhn_talk_config():
+    """The shipped LSPO config: the trainer's seed follows the run's (``arena sweep`` sets ``seed=S``)
+    and the warm-up players are talkers whose moves depend on their card."""
+    from pathlib import Path
+
+    from arena.config import load_config
+    from arena.plugins.trainers.llm.driver import LLMTrainConfig
+
+    path = Path(__file__).resolve().parents[1] / "configs/llm/kuhn_talk_lspo.yaml"
+    cfg = load_config(LLMTrainConfig, str(path), overrides=["seed=7"])
+    assert cfg.params["seed"] == 7 and cfg.params["balance_moves"] is True
+    talker = load_agent(cfg.model.pretrain_agent, load_game(cfg.game))
+    assert talker.move_honesty == 0.8

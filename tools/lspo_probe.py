@@ -13,8 +13,14 @@ model is built/warmed up as the config says), then, per abstract information set
 LLM's policy before and after the DPO step (the same estimate the trainer logs), and the
 preference pairs' directions.
 
+``report SWEEP_DIR`` — the acceptance numbers of an ``arena sweep`` of an LSPO config: per seed,
+the LLM's abstract-game exploitability before LSPO and after each iteration (``metrics.csv``),
+then IQM, mean and bootstrap CIs over seeds (:func:`arena.sweep.aggregate`) of the first
+iteration's, the final one's, and final minus first.
+
     python tools/lspo_probe.py separation runs/lspo/tiny-talk-resp-s1 --per-token
     python tools/lspo_probe.py infosets configs/llm/kuhn_talk_lspo.yaml seed=0 params.seed=0
+    python tools/lspo_probe.py report runs/lspo/kuhn_talk-sweep
 """
 
 from __future__ import annotations
@@ -130,6 +136,51 @@ def infosets(config: str, overrides: list[str]) -> None:
     print("move pairs (chosen, rejected): count", dict(moves))
 
 
+def exploitability_by_iteration(run: str) -> tuple[list[float], list[float]]:
+    """(before, after) per LSPO iteration from a run's ``metrics.csv``: the LLM's exploitability in
+    that iteration's abstract game just before and just after its DPO step."""
+    import csv
+    from pathlib import Path
+
+    with open(Path(run) / "metrics.csv") as fh:
+        rows = [r for r in csv.DictReader(fh) if r.get("train/learner/llm_exploitability")]
+    before = [float(r.get("train/learner/llm_exploitability_before") or "nan") for r in rows]
+    return before, [float(r["train/learner/llm_exploitability"]) for r in rows]
+
+
+def report(sweep: str) -> None:
+    from pathlib import Path
+
+    from arena.sweep import aggregate
+
+    runs = sorted(Path(sweep).glob("seed-*/metrics.csv"), key=lambda p: int(p.parent.name.split("-")[1]))
+    if not runs:
+        raise SystemExit(f"lspo_probe report: no seed-*/metrics.csv under {sweep}")
+    first, final, drop = [], [], []
+    for path in runs:
+        before, after = exploitability_by_iteration(str(path.parent))
+        if not after:
+            print(f"{path.parent.name}: no LSPO iteration recorded yet")
+            continue
+        falls = all(b < a for a, b in zip(after, after[1:]))
+        lowered = sum(a < b for b, a in zip(before, after))
+        print(
+            f"{path.parent.name}: warmed-up {before[0]:.3f}; after iterations "
+            + " ".join(f"{a:.3f}" for a in after)
+            + f"; before each {' '.join(f'{b:.3f}' for b in before)}; falls every iteration: {falls}; "
+            f"the DPO step lowered it in {lowered} of {len(after)}"
+        )
+        first.append(after[0])
+        final.append(after[-1])
+        drop.append(after[-1] - after[0])
+    for name, xs in (("first iteration", first), ("final iteration", final), ("final - first", drop)):
+        a = aggregate(xs)
+        print(
+            f"{name}: IQM {a.iqm:.3f} [{a.iqm_ci[0]:.3f}, {a.iqm_ci[1]:.3f}], "
+            f"mean {a.mean:.3f} [{a.mean_ci[0]:.3f}, {a.mean_ci[1]:.3f}] (n {a.n}, 95% bootstrap)"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     import torch
 
@@ -146,9 +197,13 @@ def main(argv: list[str] | None = None) -> int:
     i = sub.add_parser("infosets")
     i.add_argument("config")
     i.add_argument("overrides", nargs="*")
+    r = sub.add_parser("report")
+    r.add_argument("sweep")
     args = p.parse_args(argv)
     if args.probe == "separation":
         separation(args.model, args.rounds, args.epochs, args.per_token, args.lr, args.beta)
+    elif args.probe == "report":
+        report(args.sweep)
     else:
         infosets(args.config, args.overrides)
     return 0
