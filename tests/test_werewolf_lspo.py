@@ -239,3 +239,38 @@ def test_bad_trainer_params_are_one_clear_error():
         _trainer({"credit": "game"})
     with pytest.raises(ArenaError, match="decisions must be one of all, talk, moves"):
         _trainer({"decisions": "votes"})
+
+
+def test_the_shipped_config_trains_from_yaml_and_resumes(tmp_path):
+    """``arena llm-train configs/llm/werewolf_lspo.yaml`` end to end (a small table, no warm-up),
+    then the same command again: the finished run is read back, not retrained."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("sklearn")
+    import csv
+
+    from arena.config import load_config
+    from arena.plugins.trainers.llm.driver import LLMTrainConfig, train
+
+    overrides = [
+        "game=werewolf(players=5,talk=text,scripted=wolves,max_days=1,max_message_chars=8)",
+        f"model.dir={tmp_path / 'model'}",
+        "model.pretrain_steps=0",
+        "agent.max_text_tokens=8",
+        "iterations=1",
+        "games_per_iter=2",
+        "params.max_decisions=1",
+        "params.epochs=1",
+        "params.candidates=1",
+        f"out={tmp_path / 'run'}",
+        "quiet=true",
+    ]
+    cfg = load_config(LLMTrainConfig, "configs/llm/werewolf_lspo.yaml", overrides)
+    assert cfg.trainer == "lspo_playout" and cfg.params["credit"] == "turn"
+    train(cfg)
+    rows = list(csv.DictReader(open(tmp_path / "run" / "metrics.csv")))
+    last = rows[-1]
+    assert float(last["train/learner/latent_strategies"]) >= 1
+    assert 0.0 <= float(last["train/learner/win_rate"]) <= 1.0
+    assert float(last["train/learner/games_total"]) >= 2
+    train(cfg)  # resume: nothing left to do, same rows
+    assert list(csv.DictReader(open(tmp_path / "run" / "metrics.csv"))) == rows
