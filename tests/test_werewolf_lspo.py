@@ -274,3 +274,16 @@ def test_the_shipped_config_trains_from_yaml_and_resumes(tmp_path):
     assert float(last["train/learner/games_total"]) >= 2
     train(cfg)  # resume: nothing left to do, same rows
     assert list(csv.DictReader(open(tmp_path / "run" / "metrics.csv"))) == rows
+
+
+def test_the_leaderboard_config_seats_the_trained_village():
+    """configs/tournament/werewolf_lspo.yaml: one round-robin group of seven (every agent in every
+    seat), the LSPO snapshot and the model it started from among them."""
+    from arena.config import load_config
+    from arena.tournament import TournamentConfig
+
+    cfg = load_config(TournamentConfig, "configs/tournament/werewolf_lspo.yaml")
+    game = arena.load_game(cfg.game)
+    assert len(cfg.agents) == game.spec.num_players == 7 and cfg.format.kind == "round_robin"
+    models = {a["label"]: a.get("model") for a in cfg.agents}
+    assert "snapshots/learner@" in models["lspo_village"] and models["untrained"] == "runs/lspo/tiny-village-w1-s1"
