@@ -53,6 +53,11 @@ LLM_TRAINERS = {  # (game, trainer params, llm agent params)
         {"candidates": 1, "solver_iterations": 20, "eval_samples": 1, "epochs": 1},
         {"score": "mean", "max_text_tokens": 8},
     ),
+    "lspo_playout": (
+        "werewolf(players=5,talk=text,scripted=wolves,max_days=2,max_message_chars=8)",
+        {"candidates": 1, "max_decisions": 2, "playouts": 1, "epochs": 1, "margin": 0.0},
+        {"score": "mean", "max_text_tokens": 8},
+    ),
 }
 
 

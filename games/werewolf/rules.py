@@ -23,6 +23,7 @@ VOTE_RULES = ("plurality", "random_tiebreak", "majority", "runoff")
 WOLF_DECISIONS = ("last", "plurality")
 WOLF_WINS = ("parity", "majority")
 SEER_LEARNS = ("team", "role")
+SCRIPTED_SIDES = ("none", "wolves", "village")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,11 @@ class WerewolfConfig:
     wolf_win: str = "parity"
     """``parity``: wolves win when living wolves >= living others; ``majority``: when >."""
     max_message_chars: int = 280
+    scripted: str = "none"
+    """``wolves`` or ``village``: that side is played by the built-in ``werewolf_scripted`` policy
+    as part of the environment (its decisions are chance nodes whose outcomes are the scripted
+    policy's exact distribution, read from the acting seat's own tensor), so an agent that holds
+    every seat plays only the other side: what a learner trained against that side needs."""
 
     def __post_init__(self) -> None:
         def bad(key: str, why: str) -> ArenaError:
@@ -71,6 +77,7 @@ class WerewolfConfig:
             ("wolf_decision", WOLF_DECISIONS),
             ("wolf_win", WOLF_WINS),
             ("seer_learns", SEER_LEARNS),
+            ("scripted", SCRIPTED_SIDES),
         ]
         for key, allowed in checks:
             if getattr(self, key) not in allowed:

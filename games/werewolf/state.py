@@ -73,9 +73,16 @@ class WerewolfState(State):
     def current_player(self) -> int:
         if self.winner is not None:
             return TERMINAL
-        if self.phase == "deal" or self.tied:
+        if self.phase == "deal" or self.tied or self._scripted_turn():
             return CHANCE
         return self.queue[0][0]
+
+    def _scripted_turn(self) -> bool:
+        """Whether the seat to act belongs to the side the environment plays (``scripted``)."""
+        side = self.cfg.scripted
+        if side == "none" or not self.queue or self.tied or self.winner is not None:
+            return False
+        return (self.roles[self.queue[0][0]] == WOLF) == (side == "wolves")
 
     def decision(self) -> str:
         """What the current player decides: kill, protect, inspect, speak or vote."""
@@ -95,6 +102,9 @@ class WerewolfState(State):
             return [(r, c / left) for r, c in enumerate(self.to_deal) if c]
         if self.tied:
             return [(p, 1.0 / len(self.tied)) for p in self.tied]
+        if self._scripted_turn():
+            p = self.queue[0][0]
+            return _scripted_policy(self.n).choices(encode(self, p), self._legal(p))
         return []
 
     def legal_actions(self, player: int | None = None) -> list[int]:
@@ -105,6 +115,10 @@ class WerewolfState(State):
             return [a for a, _ in self.chance_outcomes()]
         if player != cur or cur < 0:
             return []
+        return self._legal(player)
+
+    def _legal(self, player: int) -> list[int]:
+        """The moves of ``player``, the seat to act (a scripted seat's too)."""
         kind, n, alive = self.decision(), self.n, self.alive
         if kind == "kill":
             return [q for q in range(n) if alive[q] and self.roles[q] != WOLF]
@@ -266,6 +280,13 @@ class WerewolfState(State):
         self._tell(self.living(), line, "")
 
     def _chance(self, action: int) -> None:
+        if self._scripted_turn():
+            p, kind = self.queue.pop(0)
+            if kind == "speak" and self.cfg.talk == "text":
+                self._say_text(p, _scripted_policy(self.n).sentence(action))
+            else:
+                getattr(self, "_do_" + kind)(p, action)
+            return
         if self.phase == "deal":
             self.roles.append(action)
             self.to_deal[action] -= 1
@@ -504,3 +525,25 @@ class WerewolfState(State):
             return
         self.day += 1
         self._start_night()
+
+
+_SCRIPTED: dict[int, Any] = {}
+
+
+def _scripted_policy(n: int) -> Any:
+    """The ``werewolf_scripted`` policy for ``n`` seats (imported late: the agent plugin imports
+    this game's rules and view)."""
+    if n not in _SCRIPTED:
+        from arena.plugins.agents.werewolf_scripted import ScriptedWerewolf
+
+        _SCRIPTED[n] = ScriptedWerewolf(_SeatsOnly(n))
+    return _SCRIPTED[n]
+
+
+class _SeatsOnly:
+    """The little of a game the scripted policy's constructor reads."""
+
+    def __init__(self, n: int) -> None:
+        from types import SimpleNamespace
+
+        self.spec = SimpleNamespace(name="werewolf", num_players=n, full_name="werewolf")

@@ -17,7 +17,7 @@ that the game's parser understands ("I accuse player_3.").
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -54,6 +54,36 @@ def _pick(options: Sequence[int], score: np.ndarray, rng: np.random.Generator) -
     return top[int(rng.integers(len(top)))]
 
 
+class _Draws:
+    """Stands in for a generator: ``integers(k)`` returns the preset draws in order, then 0, and
+    records every ``k`` it was asked for (so the caller can branch on the first unset draw)."""
+
+    def __init__(self, preset: tuple[int, ...]) -> None:
+        self.preset, self.sizes = preset, []  # type: tuple[int, ...], list[int]
+
+    def integers(self, k: int) -> int:
+        i = len(self.sizes)
+        self.sizes.append(int(k))
+        return self.preset[i] if i < len(self.preset) else 0
+
+
+def enumerate_draws(run: Callable[[Any], int]) -> list[tuple[int, float]]:
+    """The exact distribution of ``run(rng)`` over the uniform draws ``rng.integers(k)`` it makes
+    (depth-first over every draw; the scripted policy makes at most two per decision)."""
+    out: dict[int, float] = {}
+    stack: list[tuple[tuple[int, ...], float]] = [((), 1.0)]
+    while stack:
+        preset, p = stack.pop()
+        rng = _Draws(preset)
+        action = int(run(rng))
+        if len(rng.sizes) > len(preset):
+            k = rng.sizes[len(preset)]
+            stack += [(preset + (j,), p / k) for j in range(k)]
+        else:
+            out[action] = out.get(action, 0.0) + p
+    return sorted(out.items())
+
+
 class ScriptedWerewolf(Agent):
     name = "werewolf_scripted"
 
@@ -76,9 +106,14 @@ class ScriptedWerewolf(Agent):
             if obs.decision == "text":
                 return "..."
             return obs.legal_actions[int(obs.rng.integers(len(obs.legal_actions)))]
-        legal = obs.legal_actions
         if obs.decision == "text":
             return self.sentence(self.speak(v, None, obs.rng))
+        return self.decide(v, obs.legal_actions, obs.rng)
+
+    def decide(self, v: View, legal: list[int], rng: Any) -> int:
+        """The scripted choice at a discrete decision (``legal`` empty: a text turn's utterance id)."""
+        if not legal:
+            return self.speak(v, None, rng)
         handler = {
             "kill": self.kill,
             "protect": self.protect,
@@ -86,8 +121,15 @@ class ScriptedWerewolf(Agent):
             "speak": self.speak,
             "vote": self.vote,
         }[v.decision]
-        action = handler(v, legal, obs.rng)
-        return action if action in legal else legal[int(obs.rng.integers(len(legal)))]
+        action = handler(v, legal, rng)
+        return action if action in legal else legal[int(rng.integers(len(legal)))]
+
+    def choices(self, tensor: np.ndarray, legal: list[int]) -> list[tuple[int, float]]:
+        """The scripted policy as a distribution: every random tie-break it would draw is
+        enumerated (:func:`enumerate_draws`), so the environment can play this side as chance
+        nodes (``werewolf(scripted=wolves)``) that read only the seat's own tensor."""
+        v = View(tensor, self.n)
+        return enumerate_draws(lambda rng: self.decide(v, legal, rng))
 
     # -- decisions -------------------------------------------------------------------------
     def kill(self, v: View, legal: list[int], rng: np.random.Generator) -> int:

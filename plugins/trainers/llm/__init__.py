@@ -1,7 +1,8 @@
 """LLM trainers: ``selfplay_rlvr`` (SPIRAL-style self-play RL with role-conditioned baselines),
 ``sppo`` (self-play preference optimization with game-outcome preferences),
 ``llm_advantage_alignment`` (AA with a leave-one-out group baseline), ``dpo`` (direct preference
-optimization) and ``lspo`` (latent space policy optimization for talk games), plus
+optimization), ``lspo`` (latent space policy optimization for talk games) and ``lspo_playout``
+(LSPO with per-decision playout values, for games too large for CFR: Werewolf), plus
 ``arena llm-train``.
 
 All of them update an ``llm`` agent's weights (full or LoRA) with transformers + torch through the
@@ -23,6 +24,7 @@ def arena_trainers() -> list[TrainerEntry]:
     from .base import COMMON
     from .dpo import DPO, make_dpo
     from .lspo import LSPO, make_lspo
+    from .lspo_playout import PlayoutLSPO, make_lspo_playout
     from .selfplay_rlvr import SelfPlayRLVR, make_selfplay_rlvr
     from .sppo import SPPO, make_sppo
 
@@ -63,5 +65,12 @@ def arena_trainers() -> list[TrainerEntry]:
             "latent space policy optimization: cluster talk, CFR on the abstract "
             "game, DPO toward the favoured latent strategies",
             {**COMMON, **LSPO.defaults},
+        ),
+        TrainerEntry(
+            "lspo_playout",
+            make_lspo_playout,
+            "LSPO for large talk games (Werewolf): cluster talk, value each latent strategy and move "
+            "by playouts, DPO toward the best",
+            {**COMMON, **PlayoutLSPO.defaults},
         ),
     ]

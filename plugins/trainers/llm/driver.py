@@ -42,6 +42,8 @@ class ModelConfig:
     corpus then holds its phrases: the model learns to talk as well as to read)."""
     pretrain_loss: str = "all"
     """``all``: next-token loss on the whole text; ``response``: on the answers only (:func:`.pretrain.pretrain`)."""
+    pretrain_batch: int = 32
+    """Texts per warm-up step (long prompts, e.g. Werewolf's 1,000+ characters, make 32 slow on a CPU)."""
 
 
 @dataclass
@@ -92,6 +94,8 @@ def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
         wanted["agent"] = m.pretrain_agent
     if wanted is not None and m.pretrain_loss != "all":
         wanted["loss"] = m.pretrain_loss
+    if wanted is not None and m.pretrain_batch != 32:
+        wanted["batch"] = m.pretrain_batch
     if (path / "config.json").exists():
         marker = path / PRETRAIN_MARKER
         found = json.loads(marker.read_text())["warmup"] if marker.exists() else None
@@ -120,6 +124,7 @@ def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
             seed=m.seed,
             players=m.pretrain_agent,
             loss=m.pretrain_loss,
+            batch=m.pretrain_batch,
         )
         trainable.save(tmp)
         (tmp / PRETRAIN_MARKER).write_text(

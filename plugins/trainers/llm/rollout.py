@@ -53,17 +53,24 @@ def own_decisions(game: Game, trajectories: Sequence[Trajectory], name: str) -> 
     return out, skipped
 
 
-def playout_values(game: Game, starts: Sequence[tuple[State, int, int]], agent: Agent, seed: int) -> np.ndarray:
+def playout_values(
+    game: Game, starts: Sequence[tuple[State, Any, int]], agent: Agent, seed: int, cache: bool = True
+) -> np.ndarray:
     """For each (state, action, player): the player's return after taking ``action`` in ``state``
     and letting ``agent`` play every seat to the end (one sampled continuation each)."""
-    finals = playout_finals(game, starts, agent, seed)
+    finals = playout_finals(game, starts, agent, seed, cache)
     return np.array([float(f.returns()[p]) for f, (_, _, p) in zip(finals, starts)])
 
 
-def playout_finals(game: Game, starts: Sequence[tuple[State, int, int]], agent: Agent, seed: int) -> list[State]:
+def playout_finals(
+    game: Game, starts: Sequence[tuple[State, Any, int]], agent: Agent, seed: int, cache: bool = True
+) -> list[State]:
     """For each (state, action, player): the finished state after taking ``action`` in ``state``
-    and letting ``agent`` play every seat to the end (what a judge compares)."""
-    scored = agent.has_policy and getattr(agent, "mode", "scored") == "scored"
+    and letting ``agent`` play every seat to the end (what a judge compares). ``cache: False``
+    asks the agent for every move in one ``act_batch`` per round instead of caching its policy per
+    information set: what long games with free text need (few prompts ever repeat, and a text
+    turn has no policy to cache)."""
+    scored = cache and agent.has_policy and getattr(agent, "mode", "scored") == "scored"
     policies: dict[tuple, Any] | None = {} if scored else None
     rng = np.random.default_rng(seed)
     live: list[tuple[int, State, Any]] = []

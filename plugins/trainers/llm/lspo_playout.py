@@ -1,0 +1,261 @@
+"""``lspo_playout``: LSPO for talk games too large for an abstract-game solver (Werewolf).
+
+:mod:`.lspo` solves the whole abstracted game with CFR. That needs the abstract game as a tree:
+fine for Kuhn with table talk, impossible for 7-player Werewolf (days of free-text discussion,
+votes and night actions; the abstract tree is still astronomically large, and with a learner
+side of several seats against a fixed opponent it is a team game, for which CFR's guarantees do
+not hold). This trainer keeps LSPO's loop — cluster the utterances into latent strategies, find
+the favoured latent strategy at each decision, DPO toward it, re-cluster — and replaces the
+solver by a **per-decision value of each abstract action, estimated from playouts**:
+
+1. **Latent space** (as :mod:`.lspo`): every utterance the learner said plus ``candidates``
+   extra samples per talk turn join a corpus, re-clustered each iteration (k by silhouette in
+   ``[k_min, k_max]``: it grows as the policy says new kinds of things).
+2. **Abstract actions at a decision**: at a talk turn, one utterance per latent strategy among
+   that turn's candidates (the played one stands for its own cluster); at a move (vote, kill,
+   protect, inspect) every legal move.
+3. **Values** (``credit: turn``): from the state the decision was taken in (rebuilt by
+   :func:`.rollout.replay`), each abstract action is played and the game finished ``playouts``
+   times with the current LLM on the learner's side and the environment's side (e.g. the
+   scripted werewolves of ``werewolf(scripted=wolves)``, chance nodes) — ``Q(s, z)`` is the mean
+   return of the deciding seat. Why this is sound: with the other side fixed, the learner's
+   problem is a single-agent POMDP for each seat (teammates are part of the environment too),
+   and the replayed state is a sample from the on-policy belief at the decision's information
+   set, so the mean over decisions of ``Q(s, z)`` is an unbiased estimate of ``Q(I, z)``;
+   moving the policy toward ``argmax_z Q`` is one step of policy iteration on the abstracted
+   decision (the playout policy is the current one, as in SPPO's playouts). The pair is the
+   best over the worst abstract action when ``Q`` differs by at least ``margin``: the advantage
+   is taken against a **per-turn group baseline** (the other abstract actions of the same
+   turn), so every pair carries that turn's own credit.
+   ``credit: trajectory`` is the ablation: no playouts; the played response is preferred over
+   another abstract action at the same turn when the game's return beat the batch's mean
+   return (and the other way round when below) — one trajectory-level advantage for every turn.
+4. **DPO** (:class:`.dpo.DPO`, ``reference: iteration``) on the pairs. Move pairs use the
+   agent's per-token mean when it scores by the mean (as :mod:`.lspo`).
+
+Per iteration: ``lspo/latent_strategies``, ``silhouette``, ``corpus``, ``win_rate`` and
+``return`` (the learner side's, in the games just played: at iteration 1 that is the untrained
+model), ``pairs_talk``, ``pairs_move``, ``q_gap`` (mean best − worst value), ``playout_games``
+and ``games_total`` (training plus playout games so far: what a sample-efficiency comparison
+of the two credits counts). docs/werewolf.md, "LSPO".
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from arena.agent import Observation
+from arena.errors import ArenaError
+from arena.game import Game, State
+from arena.trainer import Trajectory
+
+from .dpo import DPO, PreferencePair
+from .latent import LatentSpace, hidden_state_encoder
+from .lspo import LSPO
+from .rollout import own_decisions, playout_values
+
+CREDITS = ("turn", "trajectory")
+SCOPES = ("all", "talk", "moves")
+
+
+class PlayoutLSPO(LSPO):
+    name = "lspo_playout"
+    defaults = {
+        **DPO.defaults,
+        "beta": 0.5,
+        "reference": "iteration",
+        "epochs": 12,
+        "candidates": 3,
+        "k_min": 2,
+        "k_max": 6,
+        "embedding": "tfidf",
+        "corpus": 4000,
+        "decisions": "all",
+        "credit": "turn",
+        "max_decisions": 32,
+        "playouts": 4,
+        "margin": 0.5,
+    }
+
+    def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
+        DPO.__init__(self, game, learners, **params)  # LSPO's own checks ask for a tree abstraction
+        if self.p["credit"] not in CREDITS:
+            raise ArenaError(
+                f"trainer 'lspo_playout': credit must be one of {', '.join(CREDITS)}, not {self.p['credit']!r}"
+            )
+        if self.p["decisions"] not in SCOPES:
+            raise ArenaError(
+                f"trainer 'lspo_playout': decisions must be one of {', '.join(SCOPES)}, not {self.p['decisions']!r}"
+            )
+        if int(self.p["playouts"]) < 1:
+            raise ArenaError(f"trainer 'lspo_playout': playouts must be >= 1, not {self.p['playouts']}")
+        encoder = (
+            hidden_state_encoder(self.model, self.agent.backend.encode) if self.p["embedding"] == "hidden" else None
+        )
+        self.latent = LatentSpace(
+            int(self.p["k_min"]),
+            int(self.p["k_max"]),
+            str(self.p["embedding"]),
+            seed=int(self.p["seed"]),
+            encoder=encoder,
+        )
+        self.corpus: list[str] = []
+        self.initial = None
+        self.games_total = 0
+
+    # -- what the learner did ---------------------------------------------------------------------
+    def _decisions(self, trajectories: Sequence[Trajectory]) -> tuple[list[tuple[State, Any, float]], int, list]:
+        """(state, step, the game's return for that seat) of every learner decision with token
+        ids; games that could not be replayed; per game the learner side's return."""
+        out: list[tuple[State, Any, float]] = []
+        skipped = 0
+        side: list[float] = []
+        for traj in trajectories:
+            mine, bad = own_decisions(self.game, [traj], self.agent.name)
+            skipped += bad
+            mine = [(st, step) for st, step in mine if step.extra.get("prompt_ids")]
+            out += [(st, step, float(traj.returns[step.player])) for st, step in mine]
+            if mine:
+                side.append(float(np.mean([traj.returns[step.player] for _, step in mine])))
+        return out, skipped, side
+
+    def _options(self, step: Any, cands: list[str] | None, ids: dict[str, int]) -> list[Any]:
+        """The abstract actions at a decision: one utterance per latent strategy, or the legal moves."""
+        if step.observation.decision == "text":
+            assert cands is not None
+            first: dict[int, str] = {}
+            for t in cands:  # the played utterance comes first and stands for its own cluster
+                first.setdefault(ids[t], t)
+            return list(first.values())
+        return list(step.observation.legal_actions)
+
+    def _response(self, obs: Observation, option: Any) -> tuple[tuple[int, ...], bool]:
+        """Token ids of ``option`` as the model says it, and whether it is compared per token."""
+        cont = self.agent.prompts.continuation
+        self.agent.prompts.build(obs)  # sets whether the chat template shapes the continuation
+        if obs.decision == "text":
+            return tuple(self.agent.backend.encode(cont(option))), False
+        return tuple(self.agent.backend.encode(cont(obs.label_of(option)))), self.agent.score == "mean"
+
+    # -- one iteration ------------------------------------------------------------------------------
+    def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
+        seed = int(self.p["seed"]) * 100_003 + self.updates
+        rng = np.random.default_rng(seed)
+        decisions, skipped, side = self._decisions(trajectories)
+        self.games_total += len(trajectories)
+        out: dict[str, float] = {
+            "lspo/win_rate": float(np.mean([r > 0 for r in side])) if side else float("nan"),
+            "lspo/return": float(np.mean(side)) if side else float("nan"),
+            "lspo/skipped_games": float(skipped),
+            "lspo/decisions": float(len(decisions)),
+        }
+        talk = [i for i, (_, step, _) in enumerate(decisions) if step.observation.decision == "text"]
+        extra = self._generate([decisions[i][1].observation for i in talk], int(self.p["candidates"]), seed)
+        cands = {i: [str(decisions[i][1].action)] + row for i, row in zip(talk, extra)}
+        self.corpus = (self.corpus + [t for row in cands.values() for t in row])[-int(self.p["corpus"]) :]
+        ids: dict[str, int] = {}
+        if self.corpus:
+            self.latent.fit(self.corpus)
+            ids = self._assign([t for row in cands.values() for t in row])
+            out.update({"lspo/latent_strategies": float(self.latent.k), "lspo/silhouette": self.latent.silhouette})
+        out["lspo/corpus"] = float(len(self.corpus))
+        scope = self.p["decisions"]
+        pool = [
+            i
+            for i, (_, step, _) in enumerate(decisions)
+            if (step.observation.decision == "text") == (scope == "talk") or scope == "all"
+        ]
+        pool = [i for i in pool if len(self._options(decisions[i][1], cands.get(i), ids)) > 1]
+        cap = int(self.p["max_decisions"])
+        if cap and len(pool) > cap:
+            pool = sorted(int(i) for i in rng.choice(pool, size=cap, replace=False))
+        if self.p["credit"] == "turn":
+            pairs, gaps, playouts = self._turn_pairs(decisions, pool, cands, ids, seed)
+        else:
+            pairs, gaps, playouts = self._trajectory_pairs(decisions, pool, cands, ids, side, rng)
+        self.games_total += playouts
+        out.update(
+            {
+                "lspo/pairs_talk": float(sum(1 for p, is_talk in pairs if is_talk)),
+                "lspo/pairs_move": float(sum(1 for p, is_talk in pairs if not is_talk)),
+                "lspo/q_gap": float(np.mean(gaps)) if gaps else 0.0,
+                "lspo/playout_games": float(playouts),
+                "lspo/games_total": float(self.games_total),
+            }
+        )
+        out.update(self.fit([p for p, _ in pairs]))
+        return out
+
+    def _pair(self, step: Any, hi: Any, lo: Any) -> tuple[PreferencePair, bool]:
+        obs = step.observation
+        chosen, per_token = self._response(obs, hi)
+        rejected, _ = self._response(obs, lo)
+        return PreferencePair(tuple(step.extra["prompt_ids"]), chosen, rejected, per_token=per_token), (
+            obs.decision == "text"
+        )
+
+    def _turn_pairs(
+        self, decisions: list, pool: list[int], cands: dict[int, list[str]], ids: dict[str, int], seed: int
+    ) -> tuple[list[tuple[PreferencePair, bool]], list[float], int]:
+        """Per decision: every abstract action's playout value; best over worst (module docstring)."""
+        n = int(self.p["playouts"])
+        starts, where = [], []
+        for i in pool:
+            st, step, _ = decisions[i]
+            for option in self._options(step, cands.get(i), ids):
+                starts += [(st, option, step.player)] * n
+                where.append((i, option))
+        if not starts:
+            return [], [], 0
+        values = playout_values(self.game, starts, self.agent, seed + 7, cache=False).reshape(-1, n).mean(axis=1)
+        q: dict[int, dict[Any, float]] = {}
+        for (i, option), v in zip(where, values):
+            q.setdefault(i, {})[option] = float(v)
+        pairs, gaps = [], []
+        for i, vals in q.items():
+            ranked = sorted(vals, key=lambda o: (vals[o], str(o)))
+            lo, hi = ranked[0], ranked[-1]
+            gap = vals[hi] - vals[lo]
+            gaps.append(gap)
+            if gap >= float(self.p["margin"]):
+                pairs.append(self._pair(decisions[i][1], hi, lo))
+        return pairs, gaps, len(starts)
+
+    def _trajectory_pairs(
+        self,
+        decisions: list,
+        pool: list[int],
+        cands: dict[int, list[str]],
+        ids: dict[str, int],
+        side: list[float],
+        rng: np.random.Generator,
+    ) -> tuple[list[tuple[PreferencePair, bool]], list[float], int]:
+        """The played response over (or under) another abstract action of the same turn, by the
+        sign of the game's return minus the batch's mean return (the ablation)."""
+        base = float(np.mean(side)) if side else 0.0
+        pairs, gaps = [], []
+        for i in pool:
+            _, step, ret = decisions[i]
+            adv = ret - base
+            options = self._options(step, cands.get(i), ids)
+            played = str(step.action) if step.observation.decision == "text" else step.action
+            others = [o for o in options if o != played]
+            if abs(adv) < 1e-9 or not others or played not in options:
+                continue
+            other = others[int(rng.integers(len(others)))]
+            gaps.append(abs(adv))
+            pairs.append(self._pair(step, played, other) if adv > 0 else self._pair(step, other, played))
+        return pairs, gaps, 0
+
+    def extra_state(self) -> dict[str, Any]:
+        return {**super().extra_state(), "games_total": self.games_total}
+
+    def load_extra_state(self, state: dict[str, Any]) -> None:
+        super().load_extra_state(state)
+        self.games_total = int(state.get("games_total", 0))
+
+
+def make_lspo_playout(game: Game, learners: Sequence[Any], **params: Any) -> PlayoutLSPO:
+    return PlayoutLSPO(game, learners, **params)
