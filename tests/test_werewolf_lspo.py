@@ -13,7 +13,8 @@ from arena.agent import Observation
 from arena.errors import ArenaError
 from arena.games.werewolf.rules import WOLF
 from arena.match import game_rng, sample_chance
-from arena.plugins.agents.werewolf_scripted import ScriptedWerewolf, enumerate_draws
+from arena.games.werewolf.scripted import enumerate_draws
+from arena.plugins.agents.werewolf_scripted import ScriptedWerewolf
 
 
 def _play(game, seed, village, record=None):
@@ -105,7 +106,7 @@ def test_no_leak_on_the_new_observation_path():
             record=lambda st, p: states.append((st.clone(), p)),
         )
         final = states[-1][0]
-        say = ScriptedWerewolf(plain).sentence
+        say = ScriptedWerewolf(plain).policy.sentence
         for st, p in states:
             twin = plain.new_initial_state()
             for a in st.history:  # a scripted wolf's speech is its utterance id in the environment

@@ -16,6 +16,7 @@ import numpy as np
 
 from arena.game import CHANCE, TERMINAL, Action, GameSpec, IllegalActionError, State
 from arena.games.werewolf.rules import CLAIMABLE, DOCTOR, ROLE_NAMES, SEER, VILLAGER, WOLF, ActionLayout, WerewolfConfig
+from arena.games.werewolf.scripted import ScriptedPolicy
 from arena.games.werewolf.view import encode, render_text
 
 _TEXT_PATTERNS = [
@@ -527,23 +528,11 @@ class WerewolfState(State):
         self._start_night()
 
 
-_SCRIPTED: dict[int, Any] = {}
+_SCRIPTED: dict[int, ScriptedPolicy] = {}
 
 
-def _scripted_policy(n: int) -> Any:
-    """The ``werewolf_scripted`` policy for ``n`` seats (imported late: the agent plugin imports
-    this game's rules and view)."""
+def _scripted_policy(n: int) -> ScriptedPolicy:
+    """The scripted policy for ``n`` seats (one per table size: it holds no game state)."""
     if n not in _SCRIPTED:
-        from arena.plugins.agents.werewolf_scripted import ScriptedWerewolf
-
-        _SCRIPTED[n] = ScriptedWerewolf(_SeatsOnly(n))
+        _SCRIPTED[n] = ScriptedPolicy(n)
     return _SCRIPTED[n]
-
-
-class _SeatsOnly:
-    """The little of a game the scripted policy's constructor reads."""
-
-    def __init__(self, n: int) -> None:
-        from types import SimpleNamespace
-
-        self.spec = SimpleNamespace(name="werewolf", num_players=n, full_name="werewolf")
