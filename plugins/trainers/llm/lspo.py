@@ -89,18 +89,23 @@ class LSPO(DPO):
             )
         if self.p["decisions"] not in ("all", "talk"):
             raise ArenaError(f"trainer 'lspo': decisions must be 'all' or 'talk', not {self.p['decisions']!r}")
+        self.latent = self.latent_space()
+        self.corpus: list[str] = []
+        self.initial = self.model.frozen_copy() if self.p["compare_initial"] else None
+
+    def latent_space(self) -> LatentSpace:
+        """The latent space this trainer's params ask for (its encoder reads the learner's model
+        when ``embedding: hidden``)."""
         encoder = (
             hidden_state_encoder(self.model, self.agent.backend.encode) if self.p["embedding"] == "hidden" else None
         )
-        self.latent = LatentSpace(
+        return LatentSpace(
             int(self.p["k_min"]),
             int(self.p["k_max"]),
             str(self.p["embedding"]),
             seed=int(self.p["seed"]),
             encoder=encoder,
         )
-        self.corpus: list[str] = []
-        self.initial = self.model.frozen_copy() if self.p["compare_initial"] else None
 
     # -- 1. candidates and the latent space -------------------------------------------------------
     def _generate(self, observations: Sequence[Observation], n: int, seed: int) -> list[list[str]]:

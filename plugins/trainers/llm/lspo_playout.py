@@ -52,7 +52,6 @@ from arena.game import Game, State
 from arena.trainer import Trajectory
 
 from .dpo import DPO, PreferencePair
-from .latent import LatentSpace, hidden_state_encoder
 from .lspo import LSPO
 from .rollout import own_decisions, playout_values
 
@@ -91,16 +90,7 @@ class PlayoutLSPO(LSPO):
             )
         if int(self.p["playouts"]) < 1:
             raise ArenaError(f"trainer 'lspo_playout': playouts must be >= 1, not {self.p['playouts']}")
-        encoder = (
-            hidden_state_encoder(self.model, self.agent.backend.encode) if self.p["embedding"] == "hidden" else None
-        )
-        self.latent = LatentSpace(
-            int(self.p["k_min"]),
-            int(self.p["k_max"]),
-            str(self.p["embedding"]),
-            seed=int(self.p["seed"]),
-            encoder=encoder,
-        )
+        self.latent = self.latent_space()
         self.corpus: list[str] = []
         self.initial = None
         self.games_total = 0
