@@ -87,6 +87,17 @@ def _ours(tag: str) -> list[int]:
     return out
 
 
+def _stop(tag: str) -> None:
+    """TERM, then KILL, the processes of one cluster (only those whose command lines name its temp dir)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in _ours(tag):
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        time.sleep(1)
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     plugin = tmp_path_factory.mktemp("plugin")
@@ -142,13 +153,7 @@ def cluster(tmp_path_factory):
     finally:
         if ray.is_initialized():
             ray.shutdown()
-        for sig in (signal.SIGTERM, signal.SIGKILL):  # only the processes of this cluster
-            for pid in _ours(temp):
-                try:
-                    os.kill(pid, sig)
-                except OSError:
-                    pass
-            time.sleep(1)
+        _stop(temp)
         try:
             mp.undo()
         except NameError:
@@ -415,10 +420,4 @@ def test_auth_mode_mismatch_is_one_line(tmp_path):
         out = proc.stdout.strip().splitlines()
         assert len(out) == 1 and "different Ray auth modes" in out[0], out
     finally:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            for pid in _ours(temp):
-                try:
-                    os.kill(pid, sig)
-                except OSError:
-                    pass
-            time.sleep(1)
+        _stop(temp)
