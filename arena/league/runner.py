@@ -107,7 +107,7 @@ class RolloutJob:
         return {
             "step": self.step,
             "unit": self.unit,
-            "planned": [asdict(g) for g in self.planned],
+            "planned": [g._asdict() for g in self.planned],
             "counts": self.counts,
             "seed": self.seed,
             "refs": refs,
