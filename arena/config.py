@@ -71,7 +71,25 @@ def load_config(
         raise ConfigError(f"{where}: missing required key '{_key_of(exc)}'") from None
     except OmegaConfBaseException as exc:
         raise ConfigError(f"{where}: {_first_line(exc)}") from None
+    except TypeError:  # OmegaConf cannot merge a dotted override into a list (agents.0.name=...)
+        raise ConfigError(f"{where}: {_list_override(layers[:-1], overrides)}") from None
     return obj  # type: ignore[return-value]
+
+
+def _list_override(layers: Sequence[Any], overrides: Sequence[str]) -> str:
+    """Why the overrides did not merge: the first one whose dotted key steps into a list."""
+    merged = OmegaConf.merge(*layers) if layers else OmegaConf.create({})
+    for item in overrides:
+        key = item.split("=", 1)[0]
+        parts = key.split(".")
+        for i in range(1, len(parts)):
+            head = ".".join(parts[:i])
+            if OmegaConf.is_list(OmegaConf.select(merged, head, default=None)):
+                return (
+                    f"override '{item}': '{head}' is a list, and an override cannot set one entry of a list; "
+                    f"give the whole list ({head}=[...]) or edit the YAML file"
+                )
+    return f"overrides {' '.join(overrides)} do not fit the config's structure"
 
 
 def _read_yaml(path: Path) -> DictConfig:

@@ -29,6 +29,11 @@ CASES = {
     ),
     "bad_override": ("game: kuhn_poker\nagents: [random, random]\n", ["seed"], "override 'seed' is not key=value"),
     "override_type": ("game: kuhn_poker\nagents: [random, random]\n", ["games=abc"], "key 'games'"),
+    "list_entry_override": (
+        "game: kuhn_poker\nagents: [random, random]\n",
+        ["agents.0.name=cfr"],
+        "'agents' is a list, and an override cannot set one entry of a list",
+    ),
     "seat_count": ("game: kuhn_poker\nagents: [random]\n", [], "has 2 seats but 1 agents"),
     "bad_openspiel": (
         "game: 'openspiel:no_such_game'\nagents: [random, random]\n",
