@@ -108,6 +108,22 @@ class LSPO(DPO):
         )
 
     # -- 1. candidates and the latent space -------------------------------------------------------
+    def _response(self, obs: Observation, option: Any) -> tuple[tuple[int, ...], bool]:
+        """Token ids of ``option`` (an utterance, or a move) as the model says it — with the line
+        end that stops generation, and the labels shaped as the chat template shapes them — and
+        whether the pair compares it per token (a move of a ``score: mean`` agent)."""
+        cont = self.agent.prompts.continuation
+        self.agent.prompts.build(obs)  # sets whether the chat template shapes the continuation
+        if obs.decision == "text":
+            return tuple(self.agent.backend.encode(cont(option))), False
+        return tuple(self.agent.backend.encode(cont(obs.label_of(option)))), self.agent.score == "mean"
+
+    def preference(self, step: Any, hi: Any, lo: Any) -> PreferencePair:
+        """The pair "``hi`` over ``lo``" at the learner's recorded decision ``step``."""
+        chosen, per_token = self._response(step.observation, hi)
+        rejected, _ = self._response(step.observation, lo)
+        return PreferencePair(tuple(step.extra["prompt_ids"]), chosen, rejected, per_token=per_token)
+
     def _generate(self, observations: Sequence[Observation], n: int, seed: int) -> list[list[str]]:
         """``n`` sampled utterances per observation, one batched backend call."""
         from arena.plugins.agents.llm.selection import clip_text
@@ -233,7 +249,6 @@ class LSPO(DPO):
         n_talk = n_move = 0
         move_idx: set[int] = set()
         margin = float(self.p["margin"])
-        enc = self.agent.backend.encode
         talk_cands = {id(step): row for (_, step), row in zip(talk, cands)}
         keyed = [
             (st.abstracted(abstract, latent).information_state_key(step.player), st, step) for st, step in decisions
@@ -244,7 +259,6 @@ class LSPO(DPO):
                 said.setdefault(key, []).extend(latent_of[t] for t in talk_cands[id(step)])
         for key, st, step in keyed:
             probs = table.get(key) or {}
-            prompt = tuple(step.extra["prompt_ids"])
             obs = step.observation
             if obs.decision == "text":
                 freq = np.bincount(said[key], minlength=k) / len(said[key])
@@ -252,10 +266,7 @@ class LSPO(DPO):
                 ranked = sorted(excess, key=lambda t: (excess[t], t))
                 lo, hi = ranked[0], ranked[-1]
                 if excess[hi] - excess[lo] >= margin:
-                    # the responses as the model says them (with the line end that stops generation)
-                    cont = self.agent.prompts.continuation
-                    self.agent.prompts.build(obs)
-                    pairs.append(PreferencePair(prompt, tuple(enc(cont(hi))), tuple(enc(cont(lo)))))
+                    pairs.append(self.preference(step, hi, lo))
                     n_talk += 1
             elif self.p["decisions"] == "all" and "scores" in step.extra:
                 pol = softmax_policy(obs.legal_actions, step.extra["scores"], self.agent.temperature)
@@ -263,16 +274,7 @@ class LSPO(DPO):
                 acts = sorted(gap, key=lambda a: (gap[a], a))
                 lo_a, hi_a = acts[0], acts[-1]
                 if gap[hi_a] - gap[lo_a] >= margin:
-                    cont = self.agent.prompts.continuation
-                    self.agent.prompts.build(obs)  # sets whether the chat template shapes the labels
-                    pairs.append(
-                        PreferencePair(
-                            prompt,
-                            tuple(enc(cont(obs.label_of(hi_a)))),
-                            tuple(enc(cont(obs.label_of(lo_a)))),
-                            per_token=self.agent.score == "mean",
-                        )
-                    )
+                    pairs.append(self.preference(step, hi_a, lo_a))
                     n_move += 1
                     move_idx.add(len(pairs) - 1)
         if self.p["balance_moves"]:

@@ -46,7 +46,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from arena.agent import Observation
 from arena.errors import ArenaError
 from arena.game import Game, State
 from arena.trainer import Trajectory
@@ -121,14 +120,6 @@ class PlayoutLSPO(LSPO):
             return list(first.values())
         return list(step.observation.legal_actions)
 
-    def _response(self, obs: Observation, option: Any) -> tuple[tuple[int, ...], bool]:
-        """Token ids of ``option`` as the model says it, and whether it is compared per token."""
-        cont = self.agent.prompts.continuation
-        self.agent.prompts.build(obs)  # sets whether the chat template shapes the continuation
-        if obs.decision == "text":
-            return tuple(self.agent.backend.encode(cont(option))), False
-        return tuple(self.agent.backend.encode(cont(obs.label_of(option)))), self.agent.score == "mean"
-
     # -- one iteration ------------------------------------------------------------------------------
     def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
         seed = int(self.p["seed"]) * 100_003 + self.updates
@@ -179,12 +170,8 @@ class PlayoutLSPO(LSPO):
         return out
 
     def _pair(self, step: Any, hi: Any, lo: Any) -> tuple[PreferencePair, bool]:
-        obs = step.observation
-        chosen, per_token = self._response(obs, hi)
-        rejected, _ = self._response(obs, lo)
-        return PreferencePair(tuple(step.extra["prompt_ids"]), chosen, rejected, per_token=per_token), (
-            obs.decision == "text"
-        )
+        """:meth:`preference`, and whether it is a talk pair."""
+        return self.preference(step, hi, lo), step.observation.decision == "text"
 
     def _turn_pairs(
         self, decisions: list, pool: list[int], cands: dict[int, list[str]], ids: dict[str, int], seed: int
