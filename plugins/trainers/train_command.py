@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from omegaconf import MISSING
 
@@ -51,6 +51,20 @@ class TrainConfig:
     """Asynchronous training: rollouts may run this many learner versions ahead (0: synchronous)."""
 
 
+def facing(opponents: Sequence[Any]) -> dict[str, Any]:
+    """A learner's matchmaking keys: uniform over the fixed ``opponents`` (labelled as
+    :func:`opponent_members` labels them), or self-play when there are none."""
+    if not opponents:
+        return {"matchmaking": "self_play", "opponents": None}
+    return {"matchmaking": "uniform", "opponents": [f"opponent_{j}" for j in range(len(opponents))]}
+
+
+def opponent_members(opponents: Sequence[Any]) -> list[dict[str, Any]]:
+    """The fixed ``opponents`` as league population members (what ``arena train`` and
+    ``arena llm-train`` put beside their learner)."""
+    return [{"label": f"opponent_{j}", "agent": spec} for j, spec in enumerate(opponents)]
+
+
 def league_config(cfg: TrainConfig) -> Any:
     """The league that ``arena train`` runs: the learners (one team when several), fixed
     opponents, learner metrics at every evaluation, no rating gauntlet."""
@@ -77,13 +91,12 @@ def league_config(cfg: TrainConfig) -> Any:
                 "role": "learner",
                 "trainer": {"name": cfg.trainer, "params": dict(cfg.params)},
                 "team": "learners" if cfg.learners > 1 else None,
-                "matchmaking": "uniform" if cfg.opponents else "self_play",
-                "opponents": [f"opponent_{j}" for j in range(len(cfg.opponents))] if cfg.opponents else None,
+                **facing(cfg.opponents),
                 "games_per_step": cfg.games_per_iter,
                 "snapshot_every": cfg.eval_every,
             }
         )
-    population += [{"label": f"opponent_{j}", "agent": spec} for j, spec in enumerate(cfg.opponents)]
+    population += opponent_members(cfg.opponents)
     return load_config(
         LeagueConfig,
         None,

@@ -139,18 +139,17 @@ def league_config(cfg: LLMTrainConfig, game: Any, model_dir: Path) -> Any:
     the fixed ``opponents``; learner metrics are exact for tree games (return and win rate
     against random, exploitability) and played otherwise (self-play and ``eval_opponents``: cooperation, returns, the game's probes)."""
     from arena.league import LeagueConfig
+    from arena.plugins.trainers.train_command import facing, opponent_members
 
     learner = {
         "label": "learner",
         "agent": {"name": "llm", **dict(cfg.agent), "model": str(model_dir)},
         "role": "learner",
         "trainer": {"name": cfg.trainer, "params": dict(cfg.params)},
-        "matchmaking": "uniform" if cfg.opponents else "self_play",
-        "opponents": [f"opponent_{j}" for j in range(len(cfg.opponents))] if cfg.opponents else None,
+        **facing(cfg.opponents),
         "games_per_step": cfg.games_per_iter,
         "snapshot_every": cfg.eval_every,
     }
-    fixed = [{"label": f"opponent_{j}", "agent": spec} for j, spec in enumerate(cfg.opponents)]
     played = not game.spec.tree
     return load_config(
         LeagueConfig,
@@ -160,7 +159,7 @@ def league_config(cfg: LLMTrainConfig, game: Any, model_dir: Path) -> Any:
             "seed": cfg.seed,
             "out": cfg.out,
             "steps": cfg.iterations,
-            "population": [learner, *fixed],
+            "population": [learner, *opponent_members(cfg.opponents)],
             "evaluation": {
                 "every": cfg.eval_every,
                 "games": 0,
