@@ -590,20 +590,14 @@ class RatingState:
             self.ensure((a, b))
         self.records += 1
         i, j = idx[a], idx[b]
-        scale = self.scale  # pair_score and elo_update inlined, the same operations in the same order
-        if scale:
-            sc = min(1.0, max(0.0, 0.5 + (ra - rb) / (2.0 * scale)))
-        else:
-            sc = 1.0 if ra > rb else 0.5 if ra == rb else 0.0
+        sc = pair_score(ra, rb, self.scale)
         Wi, Wj, Ni, Nj = self.W[i], self.W[j], self.N[i], self.N[j]
         Wi[j] += sc
         Wj[i] += 1.0 - sc
         Ni[j] += 1
         Nj[i] += 1
         elo = self.elo
-        ea, eb = elo[a], elo[b]
-        delta = self.elo_k * (sc - 1.0 / (1.0 + 10.0 ** ((eb - ea) / 400.0)))
-        elo[a], elo[b] = ea + delta, eb - delta
+        elo[a], elo[b] = elo_update(elo[a], elo[b], sc, self.elo_k)
         out = (a, b, sc)
         pairing = getattr(r, "pairing", None) or "|".join(sorted({a, b}))
         try:

@@ -345,7 +345,10 @@ def add_reach(plan_dir: Path, finals: dict[int, dict[str, float]], targets: Sequ
         censored[key] = []
         for s in sorted(finals):
             path = plan_dir / f"seed-{s}" / "metrics.csv"
-            rows = list(csv.DictReader(path.open())) if path.exists() else []
+            rows = []
+            if path.exists():
+                with path.open() as fh:
+                    rows = list(csv.DictReader(fh))
             if not rows or metric not in rows[0]:
                 raise ArenaError(f"--reach: {path} has no column {metric!r}")
             hit = None
