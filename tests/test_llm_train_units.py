@@ -185,6 +185,46 @@ def test_trainer_action_logprobs_equal_the_agents_own(score):
     assert all(math.isclose(float(q.exp().sum()), 1.0, rel_tol=1e-6) for q in dists)
 
 
+def test_prefix_shared_logprobs_and_gradients_equal_whole_sequence_passes():
+    """The trainer's log-probs run each distinct prompt once for all its continuations (KV cache
+    copied per label, gradients through the cache); values and gradients must equal one plain
+    forward pass per (prompt, continuation), right-padded, without any cache."""
+    import torch
+
+    from arena.plugins.trainers.llm.model import TrainableLLM
+
+    game = load_game("kuhn_poker")
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir())}, game)
+    model = TrainableLLM(agent)
+    tok = model.tokenizer
+    enc = lambda t: tok(t, add_special_tokens=False)["input_ids"]  # noqa: E731
+    rules = enc("Rules: Kuhn poker, three cards, one chip ante. ")  # every prompt's common prefix runs once
+    shared = rules + enc("You hold the King. The history is: bet. Legal actions: ")
+    pairs = [(shared, enc(c)) for c in ("call", "fold", "c")] + [(rules + enc("Other prompt: pass?"), enc("pass"))]
+    pairs += [(shared + enc(" again"), enc("bet")), (shared, enc("call")), (shared, [])]
+
+    def plain(m):
+        out = []
+        for p, c in pairs:
+            ids = torch.tensor([list(p) + list(c)])
+            lp = torch.log_softmax(m(input_ids=ids).logits[0, :-1].float(), -1)
+            tgt = ids[0, 1:]
+            out.append(lp[torch.arange(len(tgt)), tgt][len(p) - 1 :].sum())
+        return torch.stack(out)
+
+    got = model.logprobs(pairs, grad=True)
+    (got * torch.arange(1.0, len(pairs) + 1)).sum().backward()
+    g_got = [p.grad.clone() for p in model.params]
+    model.optimizer.zero_grad(set_to_none=True)
+    model.model.train(True)
+    want = plain(model.model)
+    (want * torch.arange(1.0, len(pairs) + 1)).sum().backward()
+    assert got[-1].item() == 0.0  # an empty continuation has log-prob 0
+    assert torch.allclose(got.detach(), want.detach(), atol=1e-4), (got, want)
+    for a, b in zip(g_got, (p.grad for p in model.params)):
+        assert torch.allclose(a, b, atol=1e-4, rtol=1e-3)
+
+
 def test_replay_rebuilds_recorded_states_and_rejects_tampering():
     game = load_game("kuhn_poker")
     agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "temperature": 8}, game)

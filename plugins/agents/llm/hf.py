@@ -81,6 +81,29 @@ class TransformersBackend(LocalBackend):
         forward pass; its KV cache is then copied to each of its continuations, which run as one
         short batch (a legal-action list costs one prompt plus a few label tokens, not one prompt
         per action). With ``merge`` identical prompts of different games are one row."""
+        torch = self.torch
+        out: list[list[float]] = [[] for _ in pairs]
+        with torch.inference_mode():
+            for members, token_lp in self._scored_chunks(pairs):
+                values = token_lp.tolist()
+                for r, i in enumerate(members):
+                    out[i] = values[r][: len(pairs[i][1])]
+        return out
+
+    def sequence_logprobs(self, pairs: Sequence[tuple[list[int], list[int]]]) -> Any:
+        """Summed log-prob of each continuation after its prompt, one tensor, by the same
+        prefix-shared passes as ``score_ids``; differentiable when the caller enables grad (the
+        trainers' recomputation: a scored decision's labels share one prompt, so the prompt's
+        forward and backward run once instead of once per label)."""
+        torch = self.torch
+        total = torch.zeros(len(pairs), dtype=torch.float32, device=self.device)
+        for members, token_lp in self._scored_chunks(pairs):
+            total = total.index_put((torch.tensor(members, dtype=torch.long, device=self.device),), token_lp.sum(-1))
+        return total
+
+    def _scored_chunks(self, pairs: Sequence[tuple[list[int], list[int]]]) -> Iterator[tuple[list[int], Any]]:
+        """(indices into ``pairs``, per-token log-probs [rows, longest continuation], 0 past each
+        continuation's end) for each chunk of at most ``max_batch_tokens`` prompt tokens."""
         rows: list[tuple[list[int], list[int]]] = []  # (prompt ids, indices of its pairs)
         seen: dict[tuple[int, ...], int] = {}
         last = None
@@ -97,60 +120,98 @@ class TransformersBackend(LocalBackend):
             else:
                 rows.append((p, [i]))
             last = p
-        out: list[list[float]] = [[] for _ in pairs]
-        rows.sort(key=lambda r: len(r[0]))
+        packed = {id(r): len(r[0]) + sum(max(0, len(pairs[i][1]) - 1) for i in r[1]) for r in rows}
+        rows.sort(key=lambda r: packed[id(r)])  # a row is its prompt and its continuations, packed
         chunk: list[tuple[list[int], list[int]]] = []
         for row in rows + [None]:  # type: ignore[list-item]
-            if row is not None and (not chunk or len(row[0]) * (len(chunk) + 1) <= self.max_batch_tokens):
+            if row is not None and (not chunk or packed[id(row)] * (len(chunk) + 1) <= self.max_batch_tokens):
                 chunk.append(row)
                 continue
-            self._score_shared(chunk, pairs, out)
+            if chunk:
+                members = [i for _, m in chunk for i in m]
+                yield members, self._chunk_logprobs(chunk, [pairs[i][1] for i in members])
             chunk = [row] if row is not None else []
-        return out
 
-    def _score_shared(self, rows: list[tuple[list[int], list[int]]], pairs, out: list) -> None:
-        """One forward pass over the chunk's prompts, one over all their continuations (on the
-        copied KV caches), and one gather of the log-probs the continuations need."""
+    def _chunk_logprobs(self, rows: list[tuple[list[int], list[int]]], conts: list[Sequence[int]]) -> Any:
+        """Per-token log-probs [len(conts), longest] of each row's continuations in two passes.
+
+        The prompts' common prefix runs once (batch 1) and its KV cache is copied to each row.
+        Each row then packs its prompt's tail and all its continuations into one sequence with a
+        tree-shaped attention mask: a continuation's tokens see the prefix, the tail and their own
+        earlier tokens, never a sibling's, and take the positions they would have right after
+        the prompt. So a scored decision costs one prompt plus its label tokens, with no copy of
+        the prompt's cache per label (which dominated the trainers' backward pass)."""
         torch = self.torch
-        if not rows:
-            return
-        flat = [(b, i) for b, (_, members) in enumerate(rows) for i in members]
-        conts = [pairs[i][1] for _, i in flat]
-        with torch.inference_mode():
-            last, past, mask, ends = self._prefill([p for p, _ in rows])
-            first = torch.log_softmax(last.float(), dim=-1)
-            src = torch.tensor([b for b, _ in flat], dtype=torch.long, device=first.device)
-            heads = torch.tensor([c[0] if c else 0 for c in conts], dtype=torch.long, device=first.device)
-            lp_first = first[src, heads].tolist()
-            longest = max(len(c) for c in conts)
-            lp_rest: list[list[float]] = [[] for _ in flat]
-            if longest > 1:
-                past.reorder_cache(src)
-                width = longest - 1
-                cont = torch.tensor(
-                    [c[:-1] + [self.pad_id] * (width - len(c) + 1) if c else [self.pad_id] * width for c in conts],
-                    dtype=torch.long,
+        prompts = [p for p, _ in rows]
+        shared = min(_common_prefix(prompts), min(len(p) for p in prompts) - 1)
+        if len(prompts) < 2 or shared < self.MIN_SHARED_PREFIX:
+            shared = 0
+        past = None
+        if shared:
+            head = torch.tensor([prompts[0][:shared]], dtype=torch.long, device=self.device)
+            past = self.model(
+                input_ids=head,
+                position_ids=torch.arange(shared, device=self.device)[None],
+                use_cache=True,
+                **self._last_only,
+            ).past_key_values
+            past.reorder_cache(torch.zeros(len(rows), dtype=torch.long, device=self.device))
+        # one packed row per prompt: tail (segment 0), then each continuation but its last token (segment j)
+        seqs, segs, poss, member_of = [], [], [], []
+        for b, (p, members) in enumerate(rows):
+            tail = list(p[shared:])
+            seq, seg, pos = tail, [0] * len(tail), list(range(shared, len(p)))
+            for j, i in enumerate(members, 1):
+                c = list(conts[len(member_of)])
+                member_of.append((b, len(seq)))  # (row, column of its first input token)
+                seq, seg, pos = (
+                    seq + c[:-1],
+                    seg + [j] * max(0, len(c) - 1),
+                    pos + list(range(len(p), len(p) + len(c) - 1)),
                 )
-                want = torch.tensor(
-                    [c[1:] + [0] * (width - len(c) + 1) if c else [0] * width for c in conts], dtype=torch.long
-                )
-                cmask = torch.tensor(
-                    [[1] * max(0, len(c) - 1) + [0] * (width - max(0, len(c) - 1)) for c in conts], dtype=torch.long
-                )
-                cpos = ends[src.cpu()][:, None] + torch.arange(width)[None, :]
-                res2 = self.model(
-                    input_ids=cont.to(self.device),
-                    attention_mask=torch.cat([mask[src.cpu()], cmask], 1).to(self.device),
-                    position_ids=cpos.to(self.device),
-                    past_key_values=past,
-                    use_cache=True,
-                )
-                rest = torch.log_softmax(res2.logits.float(), dim=-1)
-                picked = rest.gather(2, want.to(rest.device)[:, :, None])[:, :, 0].tolist()
-                lp_rest = [picked[r][: max(0, len(c) - 1)] for r, c in enumerate(conts)]
-        for r, (_, i) in enumerate(flat):
-            if conts[r]:
-                out[i] = [lp_first[r]] + lp_rest[r]
+            seqs.append(seq), segs.append(seg), poss.append(pos)
+        width = max(len(q) for q in seqs)
+        pad = [width - len(q) for q in seqs]
+        ids = torch.tensor([[self.pad_id] * n + q for n, q in zip(pad, seqs)], dtype=torch.long)
+        seg = torch.tensor([[-1] * n + g for n, g in zip(pad, segs)], dtype=torch.long)
+        pos = torch.tensor([[0] * n + q for n, q in zip(pad, poss)], dtype=torch.long)
+        col = torch.arange(width)
+        see = (col[None, None, :] <= col[None, :, None]) & (seg[:, None, :] >= 0) & (seg[:, :, None] >= 0)
+        see &= (seg[:, None, :] == 0) | (seg[:, None, :] == seg[:, :, None])
+        see |= torch.eye(width, dtype=torch.bool)[None]  # padding sees itself (no empty softmax row)
+        if shared:
+            see = torch.cat([torch.ones((len(rows), width, shared), dtype=torch.bool), see], 2)
+        dtype = next(self.model.parameters()).dtype
+        mask = torch.zeros(see.shape, dtype=dtype).masked_fill_(~see, torch.finfo(dtype).min)[:, None]
+        # each continuation token is predicted at the column before it: the tail's last token for
+        # the first, the continuation's own previous token for the rest
+        last_tail = [pad[b] + len(rows[b][0]) - shared - 1 for b in range(len(rows))]
+        want_row, want_col, want_tok, at = [], [], [], []
+        for r, ((b, start), c) in enumerate(zip(member_of, conts)):
+            for k, t in enumerate(c):
+                want_row.append(b), want_tok.append(t), at.append((r, k))
+                want_col.append(last_tail[b] if k == 0 else pad[b] + start + k - 1)
+        keep = width - min(last_tail)
+        out = self.model(
+            input_ids=ids.to(self.device),
+            attention_mask=mask.to(self.device),
+            position_ids=pos.to(self.device),
+            past_key_values=past,
+            use_cache=False,
+            **({next(iter(self._last_only)): keep} if self._last_only else {}),
+        )
+        logits = out.logits[:, -keep:] if self._last_only else out.logits
+        offset = width - logits.shape[1]
+        longest = max((len(c) for c in conts), default=0)
+        token_lp = torch.zeros((len(conts), max(1, longest)), dtype=torch.float32, device=self.device)
+        if want_tok:
+            dev = logits.device
+            index = (torch.tensor(want_row, device=dev), torch.tensor(want_col, device=dev) - offset)
+            picked = torch.log_softmax(logits[index].float(), dim=-1)
+            lp = picked.gather(1, torch.tensor(want_tok, device=dev)[:, None])[:, 0]
+            r_idx, k_idx = zip(*at)
+            token_lp = token_lp.index_put((torch.tensor(r_idx, device=dev), torch.tensor(k_idx, device=dev)), lp)
+        return token_lp
 
     MIN_SHARED_PREFIX = 8
     """Shortest common prompt prefix worth a pass of its own (below it, rows run whole)."""
@@ -205,7 +266,8 @@ class TransformersBackend(LocalBackend):
         if not hasattr(self, "_keep_kw"):
             import inspect
 
-            names = inspect.signature(self.model.forward).parameters
+            base = getattr(self.model, "get_base_model", lambda: self.model)()  # a LoRA wrapper passes it on
+            names = inspect.signature(base.forward).parameters
             self._keep_kw = next(({k: 1} for k in ("logits_to_keep", "num_logits_to_keep") if k in names), {})
         return self._keep_kw
 

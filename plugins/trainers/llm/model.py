@@ -21,8 +21,8 @@ from arena.plugins.agents.llm.hf import quiet_transformers
 
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 LOGPROB_BATCH_TOKENS = 16384
-"""Padded tokens per forward pass when recomputing log-probs: a scored Deal or No Deal decision
-is ~50 labels behind a ~600-token prompt, and one pass over a whole batch asked for 4.7 GB."""
+"""Prompt tokens per forward pass when recomputing log-probs (without grad this bounds memory:
+one pass over a whole Deal or No Deal batch asked for 4.7 GB)."""
 
 
 def _torch() -> Any:
@@ -95,40 +95,26 @@ class TrainableLLM:
     ) -> Any:
         """Summed log-prob of each continuation (second) after its prompt (first), one tensor.
 
-        Identical pairs run once (a Kuhn batch has 12 distinct information sets, not 256)."""
+        The agent's own prefix-shared passes (``TransformersBackend.sequence_logprobs``) with
+        grad on: identical pairs run once (a Kuhn batch has 12 distinct information sets, not
+        256), and each distinct prompt's forward and backward run once for all its labels (a
+        scored Deal or No Deal decision is ~50 labels behind one ~600-token prompt)."""
         torch = _torch()
+        from arena.plugins.agents.llm.hf import TransformersBackend
+
         model = model or self.model
         keys: dict[tuple, int] = {}
         index = []
         for p, c in pairs:
-            k = (tuple(p), tuple(c))
-            index.append(keys.setdefault(k, len(keys)))
-        uniq = list(keys)
-        longest = max(len(p) + len(c) for p, c in uniq)
-        ids = torch.full((len(uniq), longest), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(uniq), longest), dtype=torch.long)
-        target = torch.zeros((len(uniq), longest), dtype=torch.bool)
-        for r, (p, c) in enumerate(uniq):
-            seq = list(p) + list(c)
-            ids[r, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-            mask[r, : len(seq)] = 1
-            target[r, len(p) : len(seq)] = True  # positions whose token is a completion token
-        dev = next(model.parameters()).device  # the trainer's copy may live on a GPU (device: cuda)
-        ids, mask, target = ids.to(dev), mask.to(dev), target.to(dev)
-        ctx = torch.enable_grad() if grad else torch.no_grad()
+            index.append(keys.setdefault((tuple(p), tuple(c)), len(keys)))
+        uniq = [(list(p), list(c)) for p, c in keys]
         was_training = model.training
+        view = TransformersBackend(model, self.tokenizer, max_batch_tokens=LOGPROB_BATCH_TOKENS)
         model.train(grad)
-        rows = max(1, LOGPROB_BATCH_TOKENS // longest)  # bounded batches: attention is rows x L^2
-        parts = []
-        with ctx:
-            for at in range(0, len(uniq), rows):
-                part = slice(at, at + rows)
-                logits = model(input_ids=ids[part], attention_mask=mask[part]).logits[:, :-1].float()
-                lp = torch.log_softmax(logits, dim=-1).gather(-1, ids[part, 1:, None]).squeeze(-1)
-                parts.append((lp * target[part, 1:]).sum(-1))
-            seq_lp = torch.cat(parts)
+        with torch.enable_grad() if grad else torch.no_grad():
+            seq_lp = view.sequence_logprobs(uniq)
         model.train(was_training)
-        return seq_lp[torch.tensor(index, dtype=torch.long, device=dev)]
+        return seq_lp[torch.tensor(index, dtype=torch.long, device=seq_lp.device)]
 
     def step(self, loss: Any) -> float:
         """One optimizer step; returns the gradient norm before clipping."""
