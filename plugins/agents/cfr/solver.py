@@ -47,42 +47,88 @@ class Layout:
 
 
 class _Passes:
-    """:func:`arena.tree.forward` and :func:`~arena.tree.backward` for one solver on numpy, into
-    buffers (and slice views of them) made once: the same ufuncs on the same numbers in the same
-    order — so the same iterates — without the ~200 array views and temporaries each iteration
-    otherwise allocates (on Leduc an iteration is ~80 small array operations, and their Python
-    overhead is most of its time). The arrays returned are reused by the next call."""
+    """The numpy solver's tree passes as one sparse matrix-vector product each, in place.
+
+    :func:`arena.tree.forward`/:func:`~arena.tree.backward` walk the tree level by level (two or
+    three numpy calls per level: on Leduc's 12 levels ~60 calls per player update, each on a few
+    dozen to a few thousand histories, so per-call overhead was most of an iteration). Here each
+    pass is a CSR product ``y += A x`` with ``x`` and ``y`` the same buffer
+    (:func:`scipy.sparse._sparsetools.csr_matvec`, which fills row after row): the rows are
+    ordered so that every row reads only rows finished before it, so one call runs the whole
+    pass, and the matrix's ``data`` is the buffer the edge probabilities are gathered into.
+
+    - forward, rows in node order: row ``h`` holds ``f[h]`` at column ``parent[h]`` (the root
+      reads a constant 1 kept after the nodes), so ``reach[h] = f[h]·reach[parent[h]]``;
+    - backward, rows in reverse node order (values are kept reversed): row ``h`` holds ``f[c]``
+      at column ``c`` for each child ``c`` in order, so ``V[h] = Σ_c f[c]·V[c]`` summed from 0 in
+      the children's order — the sums :func:`numpy.bincount` formed;
+    - counterfactual values, one row per slot of player ``p``: ``Q[slot] = Σ opp[parent]·V[child]``
+      over the slot's edges in node order, as the ``bincount`` did.
+
+    The same products and sums in the same order, so the iterates are bit-for-bit those of the
+    level passes (tests/test_cfr.py). The arrays returned are reused by the next call.
+    """
 
     def __init__(self, tree: Tree, arrays: dict[str, Any]) -> None:
-        n = tree.num_nodes
-        self.f, self.opp_f, self.reach, self.values, self.weighted = (np.empty(n) for _ in range(5))
-        levels = arrays["levels"]
-        self.down = [(par, np.empty(e - s), self.opp_f[s:e], self.reach[s:e]) for s, e, par, *_ in levels]
-        self.up = [
-            (self.f[s:e], self.values[s:e], self.weighted[s:e], self.values[ps:pe], local, pe - ps)
-            for s, e, _, ps, pe, local in reversed(levels)
-        ]
+        from scipy.sparse import _sparsetools
 
-    def edge_factors(self, probs: np.ndarray, edge: np.ndarray) -> np.ndarray:
-        """``probs[edge]``, into the buffer :meth:`backward` reads."""
-        return np.take(probs, edge, out=self.f, mode="clip")  # valid indices: clip only skips buffering
+        self.matvec = _sparsetools.csr_matvec
+        n = tree.num_nodes
+        parent = tree.parent
+        itype = np.int32 if n < 2**31 - 1 else np.int64
+        # forward: one entry per row, node order; column n holds the constant 1 the root reads
+        self.f_idx = n + 1
+        self.f_ptr = np.r_[np.arange(n + 1), n].astype(itype)
+        self.f_col = np.where(parent >= 0, parent, n).astype(itype)
+        self.f_data = np.empty(n)
+        self.reach = np.zeros(n + 1)
+        self.reach[n] = 1.0
+        self.reach_nodes = self.reach[:n]
+        # backward: rows are nodes n-1..0 (values reversed), entries their children in order
+        rows = n - 1 - parent[1:]  # the row of each non-root node's parent, children in node order
+        order = np.argsort(rows, kind="stable")
+        self.b_ptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n))].astype(itype)
+        kids = 1 + order  # node ids of the entries, row by row
+        self.b_col = (n - 1 - kids).astype(itype)
+        self.b_edge = arrays["edge"][kids]
+        self.b_data = np.empty(kids.size)
+        self.values = np.empty(n)
+        self.n = n
+        self.utility = [np.ascontiguousarray(u[::-1]) for u in tree.utility]
+        # counterfactual values: player p's slots, entries its edges in node order
+        self.q = []
+        for (child, par, slot), (s0, s1) in zip(arrays["player_edges"], tree.player_slots):
+            order = np.argsort(slot, kind="stable")
+            m = s1 - s0
+            ptr = np.r_[0, np.cumsum(np.bincount(slot, minlength=m))].astype(itype)
+            self.q.append((m, ptr, (n - 1 - child[order]).astype(itype), par[order], np.empty(slot.size)))
+
+    def edge_factors(self, probs: np.ndarray) -> None:
+        """Gather the edge probabilities into the backward matrix."""
+        np.take(probs, self.b_edge, out=self.b_data, mode="clip")  # valid indices: clip only skips buffering
 
     def forward(self, probs: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """``forward(tree, probs[idx])``."""
-        np.take(probs, idx, out=self.opp_f, mode="clip")
-        np.multiply(self.opp_f, 1.0, out=self.reach)
-        for par, gathered, f, out in self.down:
-            np.take(self.reach, par, out=gathered, mode="clip")
-            np.multiply(gathered, f, out=out)
+        """``forward(tree, probs[idx])``, with one extra entry (1) at the end."""
+        np.take(probs, idx, out=self.f_data, mode="clip")
+        self.reach_nodes.fill(0.0)
+        self.matvec(self.f_idx, self.f_idx, self.f_ptr, self.f_col, self.f_data, self.reach, self.reach)
         return self.reach
 
-    def backward(self, utility: np.ndarray) -> np.ndarray:
-        """``backward(tree, f, utility.copy())`` with ``f`` from :meth:`edge_factors`."""
-        np.copyto(self.values, utility)
-        for f, v, w, parents, local, m in self.up:
-            np.multiply(f, v, out=w)
-            parents += np.bincount(local, w, m)
+    def backward(self, p: int) -> np.ndarray:
+        """``backward(tree, f, utility[p].copy())`` with ``f`` from :meth:`edge_factors`,
+        reversed (node ``h`` at ``n - 1 - h``)."""
+        np.copyto(self.values, self.utility[p])
+        n = self.n
+        self.matvec(n, n, self.b_ptr, self.b_col, self.b_data, self.values, self.values)
         return self.values
+
+    def counterfactual(self, p: int, reach: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """``bincount(slot, reach[parent]·V[child])`` over player ``p``'s edges (a new array)."""
+        m, ptr, col, par, data = self.q[p]
+        np.take(reach, par, out=data, mode="clip")
+        out = np.zeros(m)
+        self.matvec(m, self.n, ptr, col, data, values, out)
+        return out
 
 
 class TreeSolver:
@@ -158,19 +204,22 @@ class TreeSolver:
         a, ops, passes = self.arrays, self.ops, self.passes
         S = self.tree.num_slots
         self.probs[:S] = self.sigma
-        f = self.probs[a["edge"]] if passes is None else passes.edge_factors(self.probs, a["edge"])
+        if passes is None:
+            f = self.probs[a["edge"]]
+        else:
+            passes.edge_factors(self.probs)
         steps = []
         for p in players:
             lay = self.layout[p]
-            child, par, slot = a["player_edges"][p]
             if passes is None:
+                child, par, slot = a["player_edges"][p]
                 opp = forward(self.tree, self.probs[a["opp_edge"][p]], a)
                 V = backward(self.tree, f, ops.copy(a["utility"][p]), ops, a)
+                Q = ops.scatter_sum(slot, opp[par] * V[child], lay.s1 - lay.s0)
             else:
                 opp = passes.forward(self.probs, a["opp_edge"][p])
-                V = passes.backward(a["utility"][p])
+                Q = passes.counterfactual(p, opp, passes.backward(p))
             own = self.probs[a["own_paths"][p]].prod(1)[lay.local]
-            Q = ops.scatter_sum(slot, opp[par] * V[child], lay.s1 - lay.s0)
             vI = ops.segsum(self.sigma[lay.s0 : lay.s1] * Q, lay.starts, lay.local, lay.n)
             steps.append((p, Q - vI[lay.local], own))
         for p, r, own in steps:
