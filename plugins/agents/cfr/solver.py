@@ -15,7 +15,7 @@ import numpy as np
 
 from arena.errors import ArenaError
 from arena.exploitability import nash_conv, to_tabular
-from arena.game import Game
+from arena.game import TERMINAL, Game
 from arena.policy import TabularPolicy
 from arena.tree import Tree, backward, forward, get_tree
 
@@ -44,6 +44,8 @@ class Layout:
     starts: Any  # infoset -> first slot relative to s0
     nact: Any  # slot -> number of actions of its infoset
     n: int
+    p: int = 0
+    uniform: Any = None  # slot -> 1 / number of actions of its infoset
 
 
 class _Passes:
@@ -76,14 +78,20 @@ class _Passes:
         n = tree.num_nodes
         parent = tree.parent
         itype = np.int32 if n < 2**31 - 1 else np.int64
-        # forward: one entry per row, node order; column n holds the constant 1 the root reads
-        self.f_idx = n + 1
-        self.f_ptr = np.r_[np.arange(n + 1), n].astype(itype)
-        self.f_col = np.where(parent >= 0, parent, n).astype(itype)
-        self.f_data = np.empty(n)
-        self.reach = np.zeros(n + 1)
-        self.reach[n] = 1.0
-        self.reach_nodes = self.reach[:n]
+        # forward: the nodes that have children (only their reach is read), one entry per row, in
+        # node order; column k holds the constant 1 the root reads
+        inner = np.flatnonzero(tree.player != TERMINAL)
+        k = inner.size
+        compact = np.full(n, k)  # node -> its row (the root's parent -> the constant)
+        compact[inner] = np.arange(k)
+        self.f_rows = k + 1
+        self.f_ptr = np.r_[np.arange(k + 1), k].astype(itype)
+        self.f_col = np.where(parent[inner] >= 0, compact[np.maximum(parent[inner], 0)], k).astype(itype)
+        self.f_edge = [opp[inner] for opp in arrays["opp_edge"]]
+        self.f_data = np.empty(k)
+        self.reach = np.zeros(k + 1)
+        self.reach[k] = 1.0
+        self.reach_nodes = self.reach[:k]
         # backward: rows are nodes n-1..0 (values reversed), entries their children in order
         rows = n - 1 - parent[1:]  # the row of each non-root node's parent, children in node order
         order = np.argsort(rows, kind="stable")
@@ -101,17 +109,30 @@ class _Passes:
             order = np.argsort(slot, kind="stable")
             m = s1 - s0
             ptr = np.r_[0, np.cumsum(np.bincount(slot, minlength=m))].astype(itype)
-            self.q.append((m, ptr, (n - 1 - child[order]).astype(itype), par[order], np.empty(slot.size)))
+            self.q.append((m, ptr, (n - 1 - child[order]).astype(itype), compact[par[order]], np.empty(slot.size)))
+        # per-infoset sums of a player's slot vector: row i sums slots [a+1, ..., b-1, a], the
+        # order in which add.reduceat sums a segment of up to 8 (a first, then the rest in order)
+        self.sums = []
+        self.own = []
+        for p, ((s0, s1), (i0, i1)) in enumerate(zip(tree.player_slots, tree.player_infos)):
+            starts = tree.info_start[i0:i1] - s0
+            key = np.arange(s1 - s0, dtype=np.float64)
+            key[starts] += tree.info_size[i0:i1] - 0.5
+            ptr = np.r_[starts, s1 - s0].astype(itype)
+            self.sums.append((i1 - i0, s1 - s0, ptr, np.argsort(key, kind="stable").astype(itype), np.ones(s1 - s0)))
+            # own reach of each slot's infoset: a product down the columns of own_paths, per slot
+            local = tree.slot_info[s0:s1] - i0
+            self.own.append(np.ascontiguousarray(arrays["own_paths"][p][local].T))
 
     def edge_factors(self, probs: np.ndarray) -> None:
         """Gather the edge probabilities into the backward matrix."""
         np.take(probs, self.b_edge, out=self.b_data, mode="clip")  # valid indices: clip only skips buffering
 
-    def forward(self, probs: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """``forward(tree, probs[idx])``, with one extra entry (1) at the end."""
-        np.take(probs, idx, out=self.f_data, mode="clip")
+    def forward(self, p: int, probs: np.ndarray) -> np.ndarray:
+        """``forward(tree, probs[opp_edge[p]])`` at the nodes that have children (compact)."""
+        np.take(probs, self.f_edge[p], out=self.f_data, mode="clip")
         self.reach_nodes.fill(0.0)
-        self.matvec(self.f_idx, self.f_idx, self.f_ptr, self.f_col, self.f_data, self.reach, self.reach)
+        self.matvec(self.f_rows, self.f_rows, self.f_ptr, self.f_col, self.f_data, self.reach, self.reach)
         return self.reach
 
     def backward(self, p: int) -> np.ndarray:
@@ -121,6 +142,18 @@ class _Passes:
         n = self.n
         self.matvec(n, n, self.b_ptr, self.b_col, self.b_data, self.values, self.values)
         return self.values
+
+    def segsum(self, p: int, x: np.ndarray) -> np.ndarray:
+        """``add.reduceat(x, starts)`` over player ``p``'s infosets (a new array; the same sums
+        bit for bit where an infoset has at most 8 actions, else within rounding)."""
+        m, k, ptr, col, ones = self.sums[p]
+        out = np.zeros(m)
+        self.matvec(m, k, ptr, col, ones, x, out)
+        return out
+
+    def own_reach(self, p: int, probs: np.ndarray) -> np.ndarray:
+        """``probs[own_paths[p]].prod(1)[local]``: the same products in the same order."""
+        return np.multiply.reduce(probs.take(self.own[p]), axis=0)
 
     def counterfactual(self, p: int, reach: np.ndarray, values: np.ndarray) -> np.ndarray:
         """``bincount(slot, reach[parent]·V[child])`` over player ``p``'s edges (a new array)."""
@@ -157,8 +190,9 @@ class TreeSolver:
             (s0, s1), (i0, i1) = t.player_slots[p], t.player_infos[p]
             local = t.slot_info[s0:s1] - i0
             nact = t.info_size[t.slot_info[s0:s1]].astype(np.float64)
+            starts = b.convert(t.info_start[i0:i1] - s0)
             self.layout.append(
-                Layout(s0, s1, i0, i1, b.convert(local), b.convert(t.info_start[i0:i1] - s0), b.convert(nact), i1 - i0)
+                Layout(s0, s1, i0, i1, b.convert(local), starts, b.convert(nact), i1 - i0, p, b.convert(1.0 / nact))
             )
         S = t.num_slots
         self.R = b.zeros(S)
@@ -182,13 +216,19 @@ class TreeSolver:
     def segmax(self, lay: Layout, x):
         return self.ops.segmax(x, lay.starts, lay.local, lay.n)
 
+    def segsum(self, lay: Layout, x):
+        """Per-infoset sums of one player's slot vector ``x``."""
+        if self.passes is not None:
+            return self.passes.segsum(lay.p, x)
+        return self.ops.segsum(x, lay.starts, lay.local, lay.n)
+
     def regret_matching(self, lay: Layout, x, power: float = 1.0):
         """σ(I,a) ∝ [x(I,a)]^+ ** power, uniform where no entry is positive."""
         pos = self.ops.clip0(x)
         if power != 1.0:
             pos = pos**power
-        tot = self.ops.segsum(pos, lay.starts, lay.local, lay.n)[lay.local]
-        return self.ops.where(tot > 0, pos / self.ops.where(tot > 0, tot, 1.0), 1.0 / lay.nact)
+        tot = self.segsum(lay, pos)[lay.local]
+        return self.ops.where(tot > 0, pos / self.ops.where(tot > 0, tot, 1.0), lay.uniform)
 
     # -- iterations ------------------------------------------------------------------------------
     def iterate(self, iterations: int = 1) -> None:
@@ -217,10 +257,13 @@ class TreeSolver:
                 V = backward(self.tree, f, ops.copy(a["utility"][p]), ops, a)
                 Q = ops.scatter_sum(slot, opp[par] * V[child], lay.s1 - lay.s0)
             else:
-                opp = passes.forward(self.probs, a["opp_edge"][p])
+                opp = passes.forward(p, self.probs)
                 Q = passes.counterfactual(p, opp, passes.backward(p))
-            own = self.probs[a["own_paths"][p]].prod(1)[lay.local]
-            vI = ops.segsum(self.sigma[lay.s0 : lay.s1] * Q, lay.starts, lay.local, lay.n)
+            if passes is None:
+                own = self.probs[a["own_paths"][p]].prod(1)[lay.local]
+            else:
+                own = passes.own_reach(p, self.probs)
+            vI = self.segsum(lay, self.sigma[lay.s0 : lay.s1] * Q)
             steps.append((p, Q - vI[lay.local], own))
         for p, r, own in steps:
             self.rule.step(self, p, r, own, self.t)
