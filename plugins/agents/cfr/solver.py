@@ -92,24 +92,28 @@ class _Passes:
         self.reach = np.zeros(k + 1)
         self.reach[k] = 1.0
         self.reach_nodes = self.reach[:k]
-        # backward: rows are nodes n-1..0 (values reversed), entries their children in order
-        rows = n - 1 - parent[1:]  # the row of each non-root node's parent, children in node order
-        order = np.argsort(rows, kind="stable")
-        self.b_ptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n))].astype(itype)
-        kids = 1 + order  # node ids of the entries, row by row
-        self.b_col = (n - 1 - kids).astype(itype)
+        # backward: rows are the nodes with children, last first; player p's values are kept in
+        # that order, then p's (constant) utilities at the terminals
+        term = np.flatnonzero(tree.player == TERMINAL)
+        vcol = np.empty(n, dtype=np.int64)  # node -> its place in the values
+        vcol[inner] = k - 1 - np.arange(k)
+        vcol[term] = k + np.arange(term.size)
+        rows = vcol[parent[1:]]  # the row of each non-root node's parent, children in node order
+        kids = 1 + np.argsort(rows, kind="stable")  # node ids of the entries, row by row
+        self.b_rows, self.b_cols = k, k + term.size
+        self.b_ptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=k))].astype(itype)
+        self.b_col = vcol[kids].astype(itype)
         self.b_edge = arrays["edge"][kids]
         self.b_data = np.empty(kids.size)
-        self.values = np.empty(n)
-        self.n = n
-        self.utility = [np.ascontiguousarray(u[::-1]) for u in tree.utility]
+        self.values = [np.r_[np.zeros(k), u[term]] for u in tree.utility]
+        self.values_inner = [v[:k] for v in self.values]
         # counterfactual values: player p's slots, entries its edges in node order
         self.q = []
         for (child, par, slot), (s0, s1) in zip(arrays["player_edges"], tree.player_slots):
             order = np.argsort(slot, kind="stable")
             m = s1 - s0
             ptr = np.r_[0, np.cumsum(np.bincount(slot, minlength=m))].astype(itype)
-            self.q.append((m, ptr, (n - 1 - child[order]).astype(itype), compact[par[order]], np.empty(slot.size)))
+            self.q.append((m, ptr, vcol[child[order]].astype(itype), compact[par[order]], np.empty(slot.size)))
         # per-infoset sums of a player's slot vector: row i sums slots [a+1, ..., b-1, a], the
         # order in which add.reduceat sums a segment of up to 8 (a first, then the rest in order)
         self.sums = []
@@ -136,12 +140,12 @@ class _Passes:
         return self.reach
 
     def backward(self, p: int) -> np.ndarray:
-        """``backward(tree, f, utility[p].copy())`` with ``f`` from :meth:`edge_factors`,
-        reversed (node ``h`` at ``n - 1 - h``)."""
-        np.copyto(self.values, self.utility[p])
-        n = self.n
-        self.matvec(n, n, self.b_ptr, self.b_col, self.b_data, self.values, self.values)
-        return self.values
+        """``backward(tree, f, utility[p].copy())`` with ``f`` from :meth:`edge_factors`, laid
+        out as the backward matrix's columns."""
+        self.values_inner[p].fill(0.0)
+        values = self.values[p]
+        self.matvec(self.b_rows, self.b_cols, self.b_ptr, self.b_col, self.b_data, values, values)
+        return values
 
     def segsum(self, p: int, x: np.ndarray) -> np.ndarray:
         """``add.reduceat(x, starts)`` over player ``p``'s infosets (a new array; the same sums
@@ -160,7 +164,7 @@ class _Passes:
         m, ptr, col, par, data = self.q[p]
         np.take(reach, par, out=data, mode="clip")
         out = np.zeros(m)
-        self.matvec(m, self.n, ptr, col, data, values, out)
+        self.matvec(m, values.size, ptr, col, data, values, out)
         return out
 
 
@@ -197,8 +201,9 @@ class TreeSolver:
         S = t.num_slots
         self.R = b.zeros(S)
         self.S = b.zeros(S)
-        self.sigma = b.convert(t.uniform_policy())
         self.probs = b.copy(self.arrays["probs"])
+        self.sigma = self.probs[:S]  # a view: the passes read the policy the rules write
+        self.sigma[:] = b.convert(t.uniform_policy())
         self.passes = _Passes(t, self.arrays) if isinstance(b, NumpyBackend) and b.dtype == np.float64 else None
         self.t = 0
         rule.init(self)
@@ -227,8 +232,7 @@ class TreeSolver:
         pos = self.ops.clip0(x)
         if power != 1.0:
             pos = pos**power
-        tot = self.segsum(lay, pos)[lay.local]
-        return self.ops.where(tot > 0, pos / self.ops.where(tot > 0, tot, 1.0), lay.uniform)
+        return self.ops.normalize(pos, self.segsum(lay, pos)[lay.local], lay.uniform)
 
     # -- iterations ------------------------------------------------------------------------------
     def iterate(self, iterations: int = 1) -> None:
@@ -242,8 +246,6 @@ class TreeSolver:
 
     def _update(self, players: list[int]) -> None:
         a, ops, passes = self.arrays, self.ops, self.passes
-        S = self.tree.num_slots
-        self.probs[:S] = self.sigma
         if passes is None:
             f = self.probs[a["edge"]]
         else:
