@@ -245,11 +245,20 @@ def test_outcome_sampling_is_unbiased_with_chance_after_a_decision():
         SAMPLERS["os-mccfr"](LateChance(), averaging="mean")
 
 
-@pytest.mark.parametrize("algo,alternating", [("cfr+", True), ("vad-cfr", False)])
-def test_numpy_passes_on_buffers_give_the_same_iterates(algo, alternating):
-    """The numpy solver runs its tree passes on buffers made once (``solver._Passes``); the
-    iterates must be bit-for-bit those of :func:`arena.tree.forward`/``backward``."""
-    game = arena.load_game("leduc_poker")
+@pytest.mark.parametrize(
+    "name,algo,alternating",
+    [
+        ("leduc_poker", "cfr+", True),
+        ("leduc_poker", "vad-cfr", False),
+        ("kuhn_poker(players=3)", "dcfr", True),
+        ("liars_dice(dice_sides=4)", "pdcfr+", True),
+    ],
+)
+def test_numpy_passes_give_the_same_iterates(name, algo, alternating):
+    """The numpy solver runs each tree pass as one sparse product (``passes.Passes``); the
+    iterates must be bit-for-bit those of :func:`arena.tree.forward`/``backward`` (infosets of
+    up to 8 actions: Liar's dice with 4 sides has 8)."""
+    game = arena.load_game(name)
     fast = TreeSolver(game, make_rule(algo), alternating=alternating)
     plain = TreeSolver(game, make_rule(algo), alternating=alternating)
     assert fast.passes is not None
@@ -258,3 +267,17 @@ def test_numpy_passes_on_buffers_give_the_same_iterates(algo, alternating):
     plain.iterate(5)
     for key in ("R", "S", "sigma"):
         assert np.array_equal(getattr(fast, key), getattr(plain, key)), key
+
+
+def test_numpy_passes_on_wide_infosets_equal_to_rounding():
+    """Above 8 actions ``np.add.reduceat`` adds the first element to a pairwise sum of the rest,
+    the sparse per-infoset sums a running sum: the same iterates to rounding (Liar's dice with 5
+    sides has infosets of 10 actions)."""
+    game = arena.load_game("liars_dice(dice_sides=5)")
+    fast = TreeSolver(game, make_rule("cfr+"))
+    plain = TreeSolver(game, make_rule("cfr+"))
+    plain.passes = None
+    fast.iterate(20)
+    plain.iterate(20)
+    assert np.allclose(fast.sigma, plain.sigma, rtol=0, atol=1e-11)
+    assert fast.nash_conv() == pytest.approx(plain.nash_conv(), abs=1e-13)

@@ -124,6 +124,7 @@ def test_bench_cfr_runs_and_reports_a_ratio():
     figures = json.loads(proc.stdout)
     assert figures["nash_conv_abs_difference"] < 1e-9
     assert figures["speedup_vs_openspiel_cpp"] > 0 and figures["histories"] == 58
+    assert figures["cpu_speedup_vs_openspiel_cpp"] > 0
 
 
 def test_bench_cfr_curves_runs_parameter_variants_beside_the_defaults(tmp_path):

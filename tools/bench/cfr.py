@@ -12,10 +12,11 @@ from arena.cli_api import Benchmark
 from arena.hookspecs import hookimpl
 
 
-def _interleaved(game, rounds: int, block: int, device: str) -> tuple[float, float, float, float, int]:
+def _interleaved(game, rounds: int, block: int, device: str) -> dict[str, float]:
     """Seconds per CFR+ iteration of arena and of OpenSpiel's C++ solver, timed in alternating
-    blocks (best block of each) so that load from other processes hits both alike. Returns
-    (arena s/it, C++ s/it, arena NashConv, C++ NashConv, iterations)."""
+    blocks (best block of each) so that load from other processes hits both alike, as wall and
+    as process CPU time (both solvers run on this thread; CPU time moves less with the machine's
+    load). Returns the four times, both NashConvs and the iterations run."""
     import pyspiel
 
     from arena.plugins.agents.cfr import TreeSolver, make_rule
@@ -24,17 +25,26 @@ def _interleaved(game, rounds: int, block: int, device: str) -> tuple[float, flo
     theirs = pyspiel.CFRPlusSolver(game.pyspiel_game)
     ours.iterate(1)  # warm-up iteration, untimed for both
     theirs.evaluate_and_update_policy()
-    t_ours, t_theirs = [], []
+    t_ours, t_theirs, c_ours, c_theirs = [], [], [], []
     for _ in range(rounds):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         ours.iterate(block)
         t_ours.append(time.perf_counter() - start)
-        start = time.perf_counter()
+        c_ours.append(time.process_time() - cpu)
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(block):
             theirs.evaluate_and_update_policy()
         t_theirs.append(time.perf_counter() - start)
-    nc_theirs = pyspiel.nash_conv(game.pyspiel_game, theirs.average_policy())
-    return min(t_ours) / block, min(t_theirs) / block, ours.nash_conv(), nc_theirs, 1 + rounds * block
+        c_theirs.append(time.process_time() - cpu)
+    return {
+        "ours": min(t_ours) / block,
+        "theirs": min(t_theirs) / block,
+        "ours_cpu": min(c_ours) / block,
+        "theirs_cpu": min(c_theirs) / block,
+        "nc_ours": ours.nash_conv(),
+        "nc_theirs": pyspiel.nash_conv(game.pyspiel_game, theirs.average_policy()),
+        "iterations": 1 + rounds * block,
+    }
 
 
 def _python(pyspiel_game, iterations: int):
@@ -62,7 +72,7 @@ def run(args: argparse.Namespace) -> dict:
     from arena.plugins.agents.cfr import TreeSolver, make_rule
 
     game, size = _compile(args.game)
-    a_it, c_it, a_nc, c_nc, its = _interleaved(game, args.rounds, args.block, args.device)
+    t = _interleaved(game, args.rounds, args.block, args.device)
     p_it, p_nc = _python(game.pyspiel_game, args.py_iterations)
     short = TreeSolver(game, make_rule("cfr+"), device=args.device)
     short.iterate(args.py_iterations)
@@ -73,20 +83,23 @@ def run(args: argparse.Namespace) -> dict:
         "compile_seconds": size["compile_seconds"],
         "tree_megabytes": size["megabytes"],
         "device": args.device,
-        "iterations": its,
-        "arena_cfr+_seconds_per_iteration": round(a_it, 7),
-        "openspiel_cpp_cfr+_seconds_per_iteration": round(c_it, 7),
-        "speedup_vs_openspiel_cpp": round(c_it / a_it, 2),
-        "arena_nash_conv": a_nc,
-        "openspiel_cpp_nash_conv": c_nc,
-        "nash_conv_abs_difference": abs(a_nc - c_nc),
+        "iterations": t["iterations"],
+        "arena_cfr+_seconds_per_iteration": round(t["ours"], 7),
+        "openspiel_cpp_cfr+_seconds_per_iteration": round(t["theirs"], 7),
+        "speedup_vs_openspiel_cpp": round(t["theirs"] / t["ours"], 2),
+        "arena_cfr+_cpu_seconds_per_iteration": round(t["ours_cpu"], 7),
+        "openspiel_cpp_cfr+_cpu_seconds_per_iteration": round(t["theirs_cpu"], 7),
+        "cpu_speedup_vs_openspiel_cpp": round(t["theirs_cpu"] / t["ours_cpu"], 2),
+        "arena_nash_conv": t["nc_ours"],
+        "openspiel_cpp_nash_conv": t["nc_theirs"],
+        "nash_conv_abs_difference": abs(t["nc_ours"] - t["nc_theirs"]),
         "openspiel_python_cfr+_seconds_per_iteration": round(p_it, 5),
-        "speedup_vs_openspiel_python": round(p_it / a_it, 1),
+        "speedup_vs_openspiel_python": round(p_it / t["ours"], 1),
         f"nash_conv_at_{args.py_iterations}_arena_vs_python": f"{short.nash_conv():.12g} vs {p_nc:.12g}",
     }
     if args.large_game:
         big, bsize = _compile(args.large_game)
-        b_it, bc_it, _, _, b_its = _interleaved(big, args.large_rounds, args.large_block, args.device)
+        b = _interleaved(big, args.large_rounds, args.large_block, args.device)
         out.update(
             {
                 "large_game": bsize["game"],
@@ -94,10 +107,11 @@ def run(args: argparse.Namespace) -> dict:
                 "large_infosets": bsize["infosets"],
                 "large_compile_seconds": bsize["compile_seconds"],
                 "large_tree_megabytes": bsize["megabytes"],
-                "large_iterations": b_its,
-                "large_arena_cfr+_seconds_per_iteration": round(b_it, 6),
-                "large_openspiel_cpp_cfr+_seconds_per_iteration": round(bc_it, 6),
-                "large_speedup_vs_openspiel_cpp": round(bc_it / b_it, 2),
+                "large_iterations": b["iterations"],
+                "large_arena_cfr+_seconds_per_iteration": round(b["ours"], 6),
+                "large_openspiel_cpp_cfr+_seconds_per_iteration": round(b["theirs"], 6),
+                "large_speedup_vs_openspiel_cpp": round(b["theirs"] / b["ours"], 2),
+                "large_cpu_speedup_vs_openspiel_cpp": round(b["theirs_cpu"] / b["ours_cpu"], 2),
             }
         )
     import resource

@@ -32,6 +32,12 @@ class NumpyBackend(NumpyOps):
         return np.minimum(a, b)
 
     @staticmethod
+    def normalize(x, tot, fallback):
+        """``x / tot`` where ``tot > 0``, else ``fallback`` (a new array)."""
+        out = fallback.copy()
+        return np.divide(x, tot, out=out, where=tot > 0)
+
+    @staticmethod
     def copy(x):
         return x.copy()
 
@@ -83,6 +89,10 @@ class TorchBackend:
     def minimum(self, a, b):
         b = b if self.torch.is_tensor(b) else self.torch.full_like(a, b)
         return self.torch.minimum(a, b)
+
+    def normalize(self, x, tot, fallback):
+        pos = tot > 0
+        return self.torch.where(pos, x / self.torch.where(pos, tot, 1.0), fallback)
 
     @staticmethod
     def clip0(x):

@@ -38,8 +38,10 @@ class Rule:
         sol.sigma[sl] = self.policy(sol, lay, sol.R[sl], r, t)
 
     def accumulate(self, sol: Any, sl: slice, own: Any, t: int) -> None:
-        decay = ((t - 1) / t) ** self.gamma if self.gamma else 1.0
-        sol.S[sl] = sol.S[sl] * decay + own * sol.sigma[sl]
+        S = sol.S[sl]  # a view: updated in place
+        if self.gamma:
+            S *= ((t - 1) / t) ** self.gamma
+        S += own * sol.sigma[sl]
 
     def regrets(self, R: Any, r: Any, t: int) -> Any:
         return R + r

@@ -20,6 +20,7 @@ from arena.policy import TabularPolicy
 from arena.tree import Tree, backward, forward, get_tree
 
 from .backends import NumpyBackend, get_backend, tree_arrays
+from .passes import Passes, csr_matvec
 from .rules import ALGORITHMS, Rule
 
 
@@ -44,45 +45,8 @@ class Layout:
     starts: Any  # infoset -> first slot relative to s0
     nact: Any  # slot -> number of actions of its infoset
     n: int
-
-
-class _Passes:
-    """:func:`arena.tree.forward` and :func:`~arena.tree.backward` for one solver on numpy, into
-    buffers (and slice views of them) made once: the same ufuncs on the same numbers in the same
-    order — so the same iterates — without the ~200 array views and temporaries each iteration
-    otherwise allocates (on Leduc an iteration is ~80 small array operations, and their Python
-    overhead is most of its time). The arrays returned are reused by the next call."""
-
-    def __init__(self, tree: Tree, arrays: dict[str, Any]) -> None:
-        n = tree.num_nodes
-        self.f, self.opp_f, self.reach, self.values, self.weighted = (np.empty(n) for _ in range(5))
-        levels = arrays["levels"]
-        self.down = [(par, np.empty(e - s), self.opp_f[s:e], self.reach[s:e]) for s, e, par, *_ in levels]
-        self.up = [
-            (self.f[s:e], self.values[s:e], self.weighted[s:e], self.values[ps:pe], local, pe - ps)
-            for s, e, _, ps, pe, local in reversed(levels)
-        ]
-
-    def edge_factors(self, probs: np.ndarray, edge: np.ndarray) -> np.ndarray:
-        """``probs[edge]``, into the buffer :meth:`backward` reads."""
-        return np.take(probs, edge, out=self.f, mode="clip")  # valid indices: clip only skips buffering
-
-    def forward(self, probs: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """``forward(tree, probs[idx])``."""
-        np.take(probs, idx, out=self.opp_f, mode="clip")
-        np.multiply(self.opp_f, 1.0, out=self.reach)
-        for par, gathered, f, out in self.down:
-            np.take(self.reach, par, out=gathered, mode="clip")
-            np.multiply(gathered, f, out=out)
-        return self.reach
-
-    def backward(self, utility: np.ndarray) -> np.ndarray:
-        """``backward(tree, f, utility.copy())`` with ``f`` from :meth:`edge_factors`."""
-        np.copyto(self.values, utility)
-        for f, v, w, parents, local, m in self.up:
-            np.multiply(f, v, out=w)
-            parents += np.bincount(local, w, m)
-        return self.values
+    p: int = 0
+    uniform: Any = None  # slot -> 1 / number of actions of its infoset
 
 
 class TreeSolver:
@@ -111,15 +75,20 @@ class TreeSolver:
             (s0, s1), (i0, i1) = t.player_slots[p], t.player_infos[p]
             local = t.slot_info[s0:s1] - i0
             nact = t.info_size[t.slot_info[s0:s1]].astype(np.float64)
+            starts = b.convert(t.info_start[i0:i1] - s0)
             self.layout.append(
-                Layout(s0, s1, i0, i1, b.convert(local), b.convert(t.info_start[i0:i1] - s0), b.convert(nact), i1 - i0)
+                Layout(s0, s1, i0, i1, b.convert(local), starts, b.convert(nact), i1 - i0, p, b.convert(1.0 / nact))
             )
         S = t.num_slots
         self.R = b.zeros(S)
         self.S = b.zeros(S)
-        self.sigma = b.convert(t.uniform_policy())
         self.probs = b.copy(self.arrays["probs"])
-        self.passes = _Passes(t, self.arrays) if isinstance(b, NumpyBackend) and b.dtype == np.float64 else None
+        self.sigma = self.probs[:S]  # a view: the passes read the policy the rules write
+        self.sigma[:] = b.convert(t.uniform_policy())
+        numpy64 = isinstance(b, NumpyBackend) and b.dtype == np.float64
+        self.passes = Passes(t, self.arrays) if numpy64 and csr_matvec is not None else None
+        """Sparse one-call passes (numpy, float64); ``None``: the level-by-level passes of
+        :mod:`arena.tree` on the backend's arrays (torch)."""
         self.t = 0
         rule.init(self)
 
@@ -136,13 +105,18 @@ class TreeSolver:
     def segmax(self, lay: Layout, x):
         return self.ops.segmax(x, lay.starts, lay.local, lay.n)
 
+    def segsum(self, lay: Layout, x):
+        """Per-infoset sums of one player's slot vector ``x``."""
+        if self.passes is not None:
+            return self.passes.segsum(lay.p, x)
+        return self.ops.segsum(x, lay.starts, lay.local, lay.n)
+
     def regret_matching(self, lay: Layout, x, power: float = 1.0):
         """σ(I,a) ∝ [x(I,a)]^+ ** power, uniform where no entry is positive."""
         pos = self.ops.clip0(x)
         if power != 1.0:
             pos = pos**power
-        tot = self.ops.segsum(pos, lay.starts, lay.local, lay.n)[lay.local]
-        return self.ops.where(tot > 0, pos / self.ops.where(tot > 0, tot, 1.0), 1.0 / lay.nact)
+        return self.ops.normalize(pos, self.segsum(lay, pos)[lay.local], lay.uniform)
 
     # -- iterations ------------------------------------------------------------------------------
     def iterate(self, iterations: int = 1) -> None:
@@ -156,22 +130,26 @@ class TreeSolver:
 
     def _update(self, players: list[int]) -> None:
         a, ops, passes = self.arrays, self.ops, self.passes
-        S = self.tree.num_slots
-        self.probs[:S] = self.sigma
-        f = self.probs[a["edge"]] if passes is None else passes.edge_factors(self.probs, a["edge"])
+        if passes is None:
+            f = self.probs[a["edge"]]
+        else:
+            passes.edge_factors(self.probs)
         steps = []
         for p in players:
             lay = self.layout[p]
-            child, par, slot = a["player_edges"][p]
             if passes is None:
+                child, par, slot = a["player_edges"][p]
                 opp = forward(self.tree, self.probs[a["opp_edge"][p]], a)
                 V = backward(self.tree, f, ops.copy(a["utility"][p]), ops, a)
+                Q = ops.scatter_sum(slot, opp[par] * V[child], lay.s1 - lay.s0)
             else:
-                opp = passes.forward(self.probs, a["opp_edge"][p])
-                V = passes.backward(a["utility"][p])
-            own = self.probs[a["own_paths"][p]].prod(1)[lay.local]
-            Q = ops.scatter_sum(slot, opp[par] * V[child], lay.s1 - lay.s0)
-            vI = ops.segsum(self.sigma[lay.s0 : lay.s1] * Q, lay.starts, lay.local, lay.n)
+                opp = passes.forward(p, self.probs)
+                Q = passes.counterfactual(p, opp, passes.backward(p))
+            if passes is None:
+                own = self.probs[a["own_paths"][p]].prod(1)[lay.local]
+            else:
+                own = passes.own_reach(p, self.probs)
+            vI = self.segsum(lay, self.sigma[lay.s0 : lay.s1] * Q)
             steps.append((p, Q - vI[lay.local], own))
         for p, r, own in steps:
             self.rule.step(self, p, r, own, self.t)
