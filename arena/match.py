@@ -25,7 +25,7 @@ import numpy as np
 from arena.agent import Agent, Observation
 from arena.errors import ArenaError
 from arena.game import Game, State
-from arena.rng import GameRandom
+from arena.rng import GameRandom, start_games
 from arena.trainer import Step, Trajectory
 
 
@@ -158,10 +158,11 @@ def play_games(
     batch_size = batch_size or DEFAULT_BATCH
     results: list[GameResult] = []
     hung: set[int] = set()
+    ahead = [DRAW_AHEAD]
     with relaxed_gc():
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
-            done = _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result)
+            done = _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result, ahead)
             if on_batch is not None:
                 on_batch(done)
             if collect:
@@ -172,6 +173,21 @@ def play_games(
 DEFAULT_BATCH = 256
 """Games in flight at once. Larger batches help LLM/neural agents (set ``batch_size``); for cheap
 agents ~256 keeps the working set in cache."""
+
+DRAW_AHEAD = 8
+"""Uniforms per game drawn ahead for a run's first batch (:func:`arena.rng.start_games`); later
+batches draw as many as the previous batch's games used (up to :data:`MAX_DRAW_AHEAD`). Only
+speed depends on it: the values are the streams' own."""
+MAX_DRAW_AHEAD = 64
+
+
+def _next_ahead(rngs: Sequence[GameRandom], ahead: int) -> int:
+    """How many uniforms to draw ahead for the next batch: what this batch's hungriest game used,
+    or twice as many when some game used them all."""
+    if not rngs or ahead == 0:
+        return ahead
+    left = min(r.left_ahead() for r in rngs)
+    return min(MAX_DRAW_AHEAD, 2 * ahead) if left == 0 else ahead - left
 
 
 @contextlib.contextmanager
@@ -199,7 +215,10 @@ def _play_batch(
     record: bool,
     hung: set[int],
     on_result: Callable[[GameResult], None] | None,
+    ahead: list[int] | None = None,
 ) -> list[GameResult]:
+    """One batch in lockstep. ``ahead[0]``: uniforms per game to draw ahead (updated for the
+    next batch)."""
     n = game.spec.num_players
     name = game.spec.full_name
     finished: dict[int, GameResult] = {}
@@ -217,9 +236,9 @@ def _play_batch(
             on_result(res)
 
     active: list[_Slot] = []
-    for i in indices:
-        rng = GameRandom(seed, i)
-        state = new_state(seed=rng.bits())
+    rngs, first_bits = start_games(seed, indices, ahead[0] if ahead else 0)
+    for i, rng, bits in zip(indices, rngs, first_bits):
+        state = new_state(seed=bits)
         order, seated = seatings[i % n]
         slot = _Slot(i, state, rng, order, seated, record, perf_counter())
         if starters:
@@ -285,6 +304,8 @@ def _play_batch(
             decisions = by_seat[key]
             _decide(decisions[0][0].agents[key[0]], decisions, timeout, hung, record)
         by_seat.clear()
+    if ahead:
+        ahead[0] = _next_ahead(rngs, ahead[0])
     return [finished[i] for i in indices]
 
 
