@@ -229,8 +229,10 @@ def _play_batch(
     new_state = game.new_initial_state
     perf_counter = time.perf_counter
 
+    make_result = _Finisher(game, seed, seatings)
+
     def finish(slot: _Slot) -> None:
-        res = _finish(game, slot, seed)
+        res = make_result(slot)
         finished[slot.index] = res
         if on_result is not None:
             on_result(res)
@@ -256,12 +258,13 @@ def _play_batch(
     # pass every game already sits at a decision node, so advancing is a no-op.)
     plain = State.decision_kind
     by_seat: dict[tuple[int, int], list[tuple[_Slot, int, Observation]]] = {}
+    fresh = True  # the first pass: every game sits at a decision node, nothing to advance
     while active:
         batches: dict[int, list[tuple[_Slot, int, Observation]]] = {}
         still = []
         for slot in active:
             st = slot.state
-            if not slot.done:
+            if not (slot.done or fresh):
                 if slot.pending and all(p in slot.pending for p in st.acting_players()):
                     joint = [slot.pending.get(p, 0) for p in range(n)]
                     slot.pending = None
@@ -283,7 +286,9 @@ def _play_batch(
                     batch = batches[id(agent)] = []
                 # Games without text decisions: the legal moves are needed anyway (the check
                 # in _decide), so fill them in now rather than through the lazy properties.
-                legal = list(st.legal_actions(p)) if type(st).decision_kind is plain else None
+                legal = st.legal_actions(p) if type(st).decision_kind is plain else None
+                if legal is not None and type(legal) is not list:
+                    legal = list(legal)
                 batch.append((slot, p, Observation(st, p, slot.rng, name, legal)))
                 continue
             if slot.pending is None:
@@ -293,7 +298,7 @@ def _play_batch(
                     by_seat.setdefault((p, id(slot.agents[p])), []).append(
                         (slot, p, Observation(st, p, slot.rng, name))
                     )
-        active = still
+        active, fresh = still, False
         for decisions in batches.values():
             agent = decisions[0][0].agents[decisions[0][1]]
             _decide(agent, decisions, timeout, hung, record)
@@ -430,33 +435,57 @@ def _forfeit(slot: _Slot, p: int, agent: Agent, reason: str) -> None:
     slot.returns = None
 
 
-def _finish(game: Game, slot: _Slot, seed: int) -> GameResult:
-    if slot.forfeit is not None:
-        returns = slot.state.forfeit_returns(slot.forfeit.player, game.spec)
-    else:
-        returns = slot.returns or [float(x) for x in slot.state.returns()]
-    trajectory = None
-    if slot.steps is not None:
-        for p, (k, before) in slot.last_step.items():
-            slot.steps[k].reward = float(returns[p]) - before
-        trajectory = Trajectory(slot.index, seed, [a.name for a in slot.agents], slot.steps, list(returns))
-        if slot.forfeit is not None:
-            slot.transcript.append(f"player {slot.forfeit.player} forfeits: {slot.forfeit.reason}")
-        slot.transcript.append(f"result: {returns}")
-    for p, agent in enumerate(slot.agents):
-        if type(agent).game_finished is not Agent.game_finished:  # only build views for agents that look
-            agent.game_finished(slot.index, p, returns, Observation(slot.state, p, slot.rng, game.spec.full_name))
-    state = slot.state
-    info = state.outcome_info() if slot.forfeit is None and type(state).outcome_info is not State.outcome_info else {}
-    return GameResult(
-        index=slot.index,
-        seed=seed,
-        seats=[a.name for a in slot.agents],
-        returns=list(returns),
-        length=slot.length,
-        duration=time.perf_counter() - slot.start,
-        forfeit=slot.forfeit,
-        trajectory=trajectory,
-        transcript=slot.transcript,
-        info=info,
-    )
+class _Finisher:
+    """Turns finished slots into :class:`GameResult` objects; what does not change within a batch
+    (seat names per seating, which agents watch game ends, whether the state reports outcome
+    details) is worked out once, not per game."""
+
+    def __init__(self, game: Game, seed: int, seatings: Sequence[tuple[list[int], list[Agent]]]) -> None:
+        self.game, self.seed = game, seed
+        self.names = {id(seated): [a.name for a in seated] for _, seated in seatings}
+        self.watchers = {
+            id(seated): [(p, a) for p, a in enumerate(seated) if type(a).game_finished is not Agent.game_finished]
+            for _, seated in seatings
+        }
+        self.info_of: dict[type, bool] = {}
+
+    def __call__(self, slot: _Slot) -> GameResult:
+        state, forfeit = slot.state, slot.forfeit
+        if forfeit is not None:
+            returns = state.forfeit_returns(forfeit.player, self.game.spec)
+        else:
+            returns = slot.returns or [float(x) for x in state.returns()]
+        trajectory = None
+        if slot.steps is not None:
+            for p, (k, before) in slot.last_step.items():
+                slot.steps[k].reward = float(returns[p]) - before
+            trajectory = Trajectory(slot.index, self.seed, [a.name for a in slot.agents], slot.steps, list(returns))
+            if forfeit is not None:
+                slot.transcript.append(f"player {forfeit.player} forfeits: {forfeit.reason}")
+            slot.transcript.append(f"result: {returns}")
+        watchers = self.watchers.get(id(slot.agents))
+        if watchers is None:  # a seating not known to the batch (not made by the runner)
+            watchers = [(p, a) for p, a in enumerate(slot.agents) if type(a).game_finished is not Agent.game_finished]
+        for p, agent in watchers:  # views only for agents that look
+            agent.game_finished(slot.index, p, returns, Observation(state, p, slot.rng, self.game.spec.full_name))
+        info: dict[str, Any] = {}
+        if forfeit is None:
+            kind = type(state)
+            reports = self.info_of.get(kind)
+            if reports is None:
+                reports = self.info_of[kind] = kind.outcome_info is not State.outcome_info
+            if reports:
+                info = state.outcome_info()
+        names = self.names.get(id(slot.agents))
+        return GameResult(
+            slot.index,
+            self.seed,
+            names[:] if names is not None else [a.name for a in slot.agents],
+            list(returns),
+            slot.length,
+            time.perf_counter() - slot.start,
+            forfeit,
+            trajectory,
+            slot.transcript,
+            info,
+        )
