@@ -771,7 +771,9 @@ def nash_averaging(A: np.ndarray, eps: float = 0.0) -> tuple[np.ndarray, np.ndar
     """Maximum-entropy symmetric Nash ``p*`` of the antisymmetric part of ``A`` and the Nash
     averaged scores ``A p*`` (Balduzzi et al. 2018). Invariant to duplicated agents.
 
-    An agent that beats every other (``A[i, j] > 0`` for all ``j ≠ i``, ``eps = 0``) is the
+    Two cases are exact without a solver. When the uniform distribution is an equilibrium
+    (``A u ≤ eps``: e.g. every pair level, as in a duplicate-deal round robin of equal agents)
+    it is the answer, having the most entropy of all. An agent that beats every other (``A[i, j] > 0`` for all ``j ≠ i``, ``eps = 0``) is the
     unique equilibrium: any mass elsewhere gives it ``(A p)_i > 0``. Then ``p*`` is exact and
     scipy.optimize (~0.3 s of import, most of a 10⁴-game tournament's fixed cost) is not
     loaded; the solver's answer there was only near it (for two agents SLSQP stopped at its
@@ -781,6 +783,10 @@ def nash_averaging(A: np.ndarray, eps: float = 0.0) -> tuple[np.ndarray, np.ndar
     n = A.shape[0]
     if n == 1:
         return np.ones(1), np.zeros(1)
+    uniform = np.full(n, 1.0 / n)
+    scores = A @ uniform
+    if np.all(scores <= eps):  # uniform is an equilibrium, and no distribution has more entropy
+        return uniform, scores
     if eps == 0.0:
         beats = (A > 0) | np.eye(n, dtype=bool)
         winners = np.flatnonzero(beats.all(axis=1))

@@ -161,8 +161,10 @@ def test_nash_averaging_exact_for_an_agent_that_beats_all_without_scipy_optimize
     assert list(p) == [1.0, 0.0] and scores[0] == 0.0 and scores[1] == pytest.approx(-0.0105)
     chain = np.array([[0, 0.2, 0.3], [-0.1, 0, 0.5], [-0.3, -0.2, 0]])
     assert list(R.nash_averaging(chain)[0]) == [1.0, 0.0, 0.0]
+    p, scores = R.nash_averaging(np.zeros((3, 3)))  # all level: the uniform, the most entropy
+    assert list(p) == [1 / 3] * 3 and list(scores) == [0.0] * 3
     code = (
         "import sys, numpy as np; from arena.rating import nash_averaging as n; "
-        "n(np.array([[0, 1.0], [-1.0, 0]])); print('scipy.optimize' in sys.modules)"
+        "n(np.array([[0, 1.0], [-1.0, 0]])); n(np.zeros((2, 2))); print('scipy.optimize' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
