@@ -813,6 +813,7 @@ def nash_averaging(A: np.ndarray, eps: float = 0.0) -> tuple[np.ndarray, np.ndar
             p[winners[0]] = 1.0
             return p, A @ p
     from scipy.optimize import linprog, minimize  # here: only a pool without an agent that beats all
+
     # a feasible point: an LP for any symmetric equilibrium (A p ≤ eps, p in the simplex)
     lp = linprog(
         np.zeros(n), A_ub=A, b_ub=np.full(n, eps), A_eq=np.ones((1, n)), b_eq=[1.0], bounds=[(0, 1)] * n, method="highs"
