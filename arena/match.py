@@ -25,7 +25,7 @@ import numpy as np
 from arena.agent import Agent, Observation
 from arena.errors import ArenaError
 from arena.game import Game, State
-from arena.rng import GameRandom
+from arena.rng import GameRandom, start_games
 from arena.trainer import Step, Trajectory
 
 
@@ -158,10 +158,11 @@ def play_games(
     batch_size = batch_size or DEFAULT_BATCH
     results: list[GameResult] = []
     hung: set[int] = set()
+    ahead = [DRAW_AHEAD]
     with relaxed_gc():
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
-            done = _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result)
+            done = _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result, ahead)
             if on_batch is not None:
                 on_batch(done)
             if collect:
@@ -172,6 +173,21 @@ def play_games(
 DEFAULT_BATCH = 256
 """Games in flight at once. Larger batches help LLM/neural agents (set ``batch_size``); for cheap
 agents ~256 keeps the working set in cache."""
+
+DRAW_AHEAD = 8
+"""Uniforms per game drawn ahead for a run's first batch (:func:`arena.rng.start_games`); later
+batches draw as many as the previous batch's games used (up to :data:`MAX_DRAW_AHEAD`). Only
+speed depends on it: the values are the streams' own."""
+MAX_DRAW_AHEAD = 64
+
+
+def _next_ahead(rngs: Sequence[GameRandom], ahead: int) -> int:
+    """How many uniforms to draw ahead for the next batch: what this batch's hungriest game used,
+    or twice as many when some game used them all."""
+    if not rngs or ahead == 0:
+        return ahead
+    left = min(r.left_ahead() for r in rngs)
+    return min(MAX_DRAW_AHEAD, 2 * ahead) if left == 0 else ahead - left
 
 
 @contextlib.contextmanager
@@ -199,7 +215,10 @@ def _play_batch(
     record: bool,
     hung: set[int],
     on_result: Callable[[GameResult], None] | None,
+    ahead: list[int] | None = None,
 ) -> list[GameResult]:
+    """One batch in lockstep. ``ahead[0]``: uniforms per game to draw ahead (updated for the
+    next batch)."""
     n = game.spec.num_players
     name = game.spec.full_name
     finished: dict[int, GameResult] = {}
@@ -210,16 +229,18 @@ def _play_batch(
     new_state = game.new_initial_state
     perf_counter = time.perf_counter
 
+    make_result = _Finisher(game, seed, seatings)
+
     def finish(slot: _Slot) -> None:
-        res = _finish(game, slot, seed)
+        res = make_result(slot)
         finished[slot.index] = res
         if on_result is not None:
             on_result(res)
 
     active: list[_Slot] = []
-    for i in indices:
-        rng = GameRandom(seed, i)
-        state = new_state(seed=rng.bits())
+    rngs, first_bits = start_games(seed, indices, ahead[0] if ahead else 0)
+    for i, rng, bits in zip(indices, rngs, first_bits):
+        state = new_state(seed=bits)
         order, seated = seatings[i % n]
         slot = _Slot(i, state, rng, order, seated, record, perf_counter())
         if starters:
@@ -237,12 +258,13 @@ def _play_batch(
     # pass every game already sits at a decision node, so advancing is a no-op.)
     plain = State.decision_kind
     by_seat: dict[tuple[int, int], list[tuple[_Slot, int, Observation]]] = {}
+    fresh = True  # the first pass: every game sits at a decision node, nothing to advance
     while active:
         batches: dict[int, list[tuple[_Slot, int, Observation]]] = {}
         still = []
         for slot in active:
             st = slot.state
-            if not slot.done:
+            if not (slot.done or fresh):
                 if slot.pending and all(p in slot.pending for p in st.acting_players()):
                     joint = [slot.pending.get(p, 0) for p in range(n)]
                     slot.pending = None
@@ -264,7 +286,9 @@ def _play_batch(
                     batch = batches[id(agent)] = []
                 # Games without text decisions: the legal moves are needed anyway (the check
                 # in _decide), so fill them in now rather than through the lazy properties.
-                legal = list(st.legal_actions(p)) if type(st).decision_kind is plain else None
+                legal = st.legal_actions(p) if type(st).decision_kind is plain else None
+                if legal is not None and type(legal) is not list:
+                    legal = list(legal)
                 batch.append((slot, p, Observation(st, p, slot.rng, name, legal)))
                 continue
             if slot.pending is None:
@@ -274,7 +298,7 @@ def _play_batch(
                     by_seat.setdefault((p, id(slot.agents[p])), []).append(
                         (slot, p, Observation(st, p, slot.rng, name))
                     )
-        active = still
+        active, fresh = still, False
         for decisions in batches.values():
             agent = decisions[0][0].agents[decisions[0][1]]
             _decide(agent, decisions, timeout, hung, record)
@@ -285,6 +309,8 @@ def _play_batch(
             decisions = by_seat[key]
             _decide(decisions[0][0].agents[key[0]], decisions, timeout, hung, record)
         by_seat.clear()
+    if ahead:
+        ahead[0] = _next_ahead(rngs, ahead[0])
     return [finished[i] for i in indices]
 
 
@@ -409,33 +435,57 @@ def _forfeit(slot: _Slot, p: int, agent: Agent, reason: str) -> None:
     slot.returns = None
 
 
-def _finish(game: Game, slot: _Slot, seed: int) -> GameResult:
-    if slot.forfeit is not None:
-        returns = slot.state.forfeit_returns(slot.forfeit.player, game.spec)
-    else:
-        returns = slot.returns or [float(x) for x in slot.state.returns()]
-    trajectory = None
-    if slot.steps is not None:
-        for p, (k, before) in slot.last_step.items():
-            slot.steps[k].reward = float(returns[p]) - before
-        trajectory = Trajectory(slot.index, seed, [a.name for a in slot.agents], slot.steps, list(returns))
-        if slot.forfeit is not None:
-            slot.transcript.append(f"player {slot.forfeit.player} forfeits: {slot.forfeit.reason}")
-        slot.transcript.append(f"result: {returns}")
-    for p, agent in enumerate(slot.agents):
-        if type(agent).game_finished is not Agent.game_finished:  # only build views for agents that look
-            agent.game_finished(slot.index, p, returns, Observation(slot.state, p, slot.rng, game.spec.full_name))
-    state = slot.state
-    info = state.outcome_info() if slot.forfeit is None and type(state).outcome_info is not State.outcome_info else {}
-    return GameResult(
-        index=slot.index,
-        seed=seed,
-        seats=[a.name for a in slot.agents],
-        returns=list(returns),
-        length=slot.length,
-        duration=time.perf_counter() - slot.start,
-        forfeit=slot.forfeit,
-        trajectory=trajectory,
-        transcript=slot.transcript,
-        info=info,
-    )
+class _Finisher:
+    """Turns finished slots into :class:`GameResult` objects; what does not change within a batch
+    (seat names per seating, which agents watch game ends, whether the state reports outcome
+    details) is worked out once, not per game."""
+
+    def __init__(self, game: Game, seed: int, seatings: Sequence[tuple[list[int], list[Agent]]]) -> None:
+        self.game, self.seed = game, seed
+        self.names = {id(seated): [a.name for a in seated] for _, seated in seatings}
+        self.watchers = {
+            id(seated): [(p, a) for p, a in enumerate(seated) if type(a).game_finished is not Agent.game_finished]
+            for _, seated in seatings
+        }
+        self.info_of: dict[type, bool] = {}
+
+    def __call__(self, slot: _Slot) -> GameResult:
+        state, forfeit = slot.state, slot.forfeit
+        if forfeit is not None:
+            returns = state.forfeit_returns(forfeit.player, self.game.spec)
+        else:
+            returns = slot.returns or [float(x) for x in state.returns()]
+        trajectory = None
+        if slot.steps is not None:
+            for p, (k, before) in slot.last_step.items():
+                slot.steps[k].reward = float(returns[p]) - before
+            trajectory = Trajectory(slot.index, self.seed, [a.name for a in slot.agents], slot.steps, list(returns))
+            if forfeit is not None:
+                slot.transcript.append(f"player {forfeit.player} forfeits: {forfeit.reason}")
+            slot.transcript.append(f"result: {returns}")
+        watchers = self.watchers.get(id(slot.agents))
+        if watchers is None:  # a seating not known to the batch (not made by the runner)
+            watchers = [(p, a) for p, a in enumerate(slot.agents) if type(a).game_finished is not Agent.game_finished]
+        for p, agent in watchers:  # views only for agents that look
+            agent.game_finished(slot.index, p, returns, Observation(state, p, slot.rng, self.game.spec.full_name))
+        info: dict[str, Any] = {}
+        if forfeit is None:
+            kind = type(state)
+            reports = self.info_of.get(kind)
+            if reports is None:
+                reports = self.info_of[kind] = kind.outcome_info is not State.outcome_info
+            if reports:
+                info = state.outcome_info()
+        names = self.names.get(id(slot.agents))
+        return GameResult(
+            slot.index,
+            self.seed,
+            names[:] if names is not None else [a.name for a in slot.agents],
+            list(returns),
+            slot.length,
+            time.perf_counter() - slot.start,
+            forfeit,
+            trajectory,
+            slot.transcript,
+            info,
+        )

@@ -528,15 +528,34 @@ class RatingState:
 
     def add(self, r: Any) -> None:
         """One game (in plan order)."""
+        self.add_all((r,))
+
+    def add_all(self, records: Iterable[Any]) -> "RatingState":
+        """Games in plan order. Runs of duels (two different agents, no teams, the default
+        OpenSkill model) go through :meth:`_add_duels` with the state's tables held in locals
+        — a tournament's rating cost per game; every other game through :meth:`_add_one`."""
+        run: list[Any] = []
+        for r in records:
+            seats = r.seats
+            if (
+                len(seats) == 2
+                and seats[0] != seats[1]
+                and self._osk_fast
+                and not (getattr(r, "info", None) or {}).get("teams")
+            ):
+                run.append(r)
+                continue
+            if run:
+                self._add_duels(run)
+                run = []
+            self._add_one(r)
+        if run:
+            self._add_duels(run)
+        return self
+
+    def _add_one(self, r: Any) -> None:
+        """Any game: teams, self-play, more than two seats."""
         seats, returns = r.seats, r.returns
-        if (
-            len(seats) == 2
-            and seats[0] != seats[1]
-            and self._osk_fast
-            and not (getattr(r, "info", None) or {}).get("teams")
-        ):
-            self._add_duel(r, seats[0], seats[1], returns[0], returns[1])
-            return
         self.ensure(seats)
         self.records += 1
         idx, W, N = self.index, self.W, self.N
@@ -581,77 +600,76 @@ class RatingState:
             self.C[i][j] += 1
             self.C[j][i] += 1
 
-    def _add_duel(self, r: Any, a: str, b: str, ra: float, rb: float) -> None:
-        """:meth:`add` for a game of two different agents, no teams, default OpenSkill model —
-        the same updates in the same floating-point order, written out (a tournament's ratings
-        cost per game; tests/test_tournament_scale.py checks it against the batch functions)."""
-        idx = self.index
-        if a not in idx or b not in idx:
-            self.ensure((a, b))
-        self.records += 1
-        i, j = idx[a], idx[b]
-        sc = pair_score(ra, rb, self.scale)
-        Wi, Wj, Ni, Nj = self.W[i], self.W[j], self.N[i], self.N[j]
-        Wi[j] += sc
-        Wj[i] += 1.0 - sc
-        Ni[j] += 1
-        Nj[i] += 1
-        elo = self.elo
-        elo[a], elo[b] = elo_update(elo[a], elo[b], sc, self.elo_k)
-        out = (a, b, sc)
-        pairing = getattr(r, "pairing", None) or "|".join(sorted({a, b}))
-        try:
-            game_index = r.game_index
-        except AttributeError:
-            game_index = getattr(r, "id", None)
-        unit = (pairing, getattr(r, "seed", 0), game_index)
-        open_units = self.open_units
-        held = open_units.pop(unit, None)
-        if held is None:  # the first game of its deal: the seat-swapped one completes it
-            open_units[unit] = (pairing, 1, [out])
-        else:
-            held[2].append(out)
-            self.hist.add(held[0], held[2])
-        osk = self.openskill
-        plackett_luce_1v1(self._osk, osk[a], osk[b], ra < rb, rb < ra)
-        forfeit = r.forfeit_player
-        ta, tb = self.tally[a], self.tally[b]
-        ta["games"] += 1
-        tb["games"] += 1
-        ta["ret"] += ra
-        tb["ret"] += rb
-        best = rb if rb > ra else ra  # max(ra, rb), nan included
-        top_a, top_b = ra == best, rb == best
-        if top_a and top_b:
-            ta["draws"] += 1
-            tb["draws"] += 1
-            ta["points"] += 0.5
-            tb["points"] += 0.5
-        elif top_a:
-            ta["wins"] += 1
-            ta["points"] += 1.0
-            tb["losses"] += 1
-        elif top_b:
-            tb["wins"] += 1
-            tb["points"] += 1.0
-            ta["losses"] += 1
-        else:
-            ta["losses"] += 1
-            tb["losses"] += 1
-        if forfeit == 0:
-            ta["forfeits"] += 1
-        elif forfeit == 1:
-            tb["forfeits"] += 1
-        Si, Sj, Ci, Cj = self.S[i], self.S[j], self.C[i], self.C[j]
-        Si[j] += ra
-        Sj[i] += rb
-        Ci[j] += 1
-        Cj[i] += 1
-
-    def add_all(self, records: Iterable[Any]) -> "RatingState":
+    def _add_duels(self, records: Sequence[Any]) -> None:
+        """:meth:`_add_one` for games of two different agents, no teams, default OpenSkill model
+        — the same updates in the same floating-point order, written out, with the tables looked
+        up once per run of games (tests/test_tournament_scale.py checks it against the batch
+        functions)."""
+        idx, W, N, S, C = self.index, self.W, self.N, self.S, self.C
+        elo, osk, tally, elo_k, scale, model = self.elo, self.openskill, self.tally, self.elo_k, self.scale, self._osk
+        open_units, hist = self.open_units, self.hist
         for r in records:
-            self.add(r)
-        return self
+            a, b = r.seats
+            ra, rb = r.returns
+            if a not in idx or b not in idx:
+                self.ensure((a, b))
+                W, N, S, C = self.W, self.N, self.S, self.C
+            self.records += 1
+            i, j = idx[a], idx[b]
+            sc = pair_score(ra, rb, scale)
+            Wi, Wj, Ni, Nj = W[i], W[j], N[i], N[j]
+            Wi[j] += sc
+            Wj[i] += 1.0 - sc
+            Ni[j] += 1
+            Nj[i] += 1
+            elo[a], elo[b] = elo_update(elo[a], elo[b], sc, elo_k)
+            out = (a, b, sc)
+            pairing = getattr(r, "pairing", None) or "|".join(sorted({a, b}))
+            try:
+                game_index = r.game_index
+            except AttributeError:
+                game_index = getattr(r, "id", None)
+            unit = (pairing, getattr(r, "seed", 0), game_index)
+            held = open_units.pop(unit, None)
+            if held is None:  # the first game of its deal: the seat-swapped one completes it
+                open_units[unit] = (pairing, 1, [out])
+            else:
+                held[2].append(out)
+                hist.add(held[0], held[2])
+            plackett_luce_1v1(model, osk[a], osk[b], ra < rb, rb < ra)
+            forfeit = r.forfeit_player
+            ta, tb = tally[a], tally[b]
+            ta["games"] += 1
+            tb["games"] += 1
+            ta["ret"] += ra
+            tb["ret"] += rb
+            best = rb if rb > ra else ra  # max(ra, rb), nan included
+            top_a, top_b = ra == best, rb == best
+            if top_a and top_b:
+                ta["draws"] += 1
+                tb["draws"] += 1
+                ta["points"] += 0.5
+                tb["points"] += 0.5
+            elif top_a:
+                ta["wins"] += 1
+                ta["points"] += 1.0
+                tb["losses"] += 1
+            elif top_b:
+                tb["wins"] += 1
+                tb["points"] += 1.0
+                ta["losses"] += 1
+            else:
+                ta["losses"] += 1
+                tb["losses"] += 1
+            if forfeit == 0:
+                ta["forfeits"] += 1
+            elif forfeit == 1:
+                tb["forfeits"] += 1
+            Si, Sj, Ci, Cj = S[i], S[j], C[i], C[j]
+            Si[j] += ra
+            Sj[i] += rb
+            Ci[j] += 1
+            Cj[i] += 1
 
     def _openskill(self, r: Any) -> None:
         teams, ranks = teams_and_ranks(r.seats, r.returns, r.info)
@@ -769,14 +787,33 @@ def alpha_rank(payoffs: np.ndarray, alpha: float = 100.0, m: int = 50) -> np.nda
 
 def nash_averaging(A: np.ndarray, eps: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Maximum-entropy symmetric Nash ``p*`` of the antisymmetric part of ``A`` and the Nash
-    averaged scores ``A p*`` (Balduzzi et al. 2018). Invariant to duplicated agents."""
-    from scipy.optimize import linprog, minimize  # here: ~0.3 s of import every tournament needs only at its end
+    averaged scores ``A p*`` (Balduzzi et al. 2018). Invariant to duplicated agents.
 
+    Two cases are exact without a solver. When the uniform distribution is an equilibrium
+    (``A u ≤ eps``: e.g. every pair level, as in a duplicate-deal round robin of equal agents)
+    it is the answer, having the most entropy of all. An agent that beats every other (``A[i, j] > 0`` for all ``j ≠ i``, ``eps = 0``) is the
+    unique equilibrium: any mass elsewhere gives it ``(A p)_i > 0``. Then ``p*`` is exact and
+    scipy.optimize (~0.3 s of import, most of a 10⁴-game tournament's fixed cost) is not
+    loaded; the solver's answer there was only near it (for two agents SLSQP stopped at its
+    starting point, ``p = (0.9995, 0.0005)``)."""
     A = np.asarray(A, dtype=float)
     A = (A - A.T) / 2.0
     n = A.shape[0]
     if n == 1:
         return np.ones(1), np.zeros(1)
+    uniform = np.full(n, 1.0 / n)
+    scores = A @ uniform
+    if np.all(scores <= eps):  # uniform is an equilibrium, and no distribution has more entropy
+        return uniform, scores
+    if eps == 0.0:
+        beats = (A > 0) | np.eye(n, dtype=bool)
+        winners = np.flatnonzero(beats.all(axis=1))
+        if winners.size:  # at most one agent can beat all others
+            p = np.zeros(n)
+            p[winners[0]] = 1.0
+            return p, A @ p
+    from scipy.optimize import linprog, minimize  # here: only a pool without an agent that beats all
+
     # a feasible point: an LP for any symmetric equilibrium (A p ≤ eps, p in the simplex)
     lp = linprog(
         np.zeros(n), A_ub=A, b_ub=np.full(n, eps), A_eq=np.ones((1, n)), b_eq=[1.0], bounds=[(0, 1)] * n, method="highs"

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import combinations, islice
 from typing import Any, Callable, Generator, Sequence
 
 import numpy as np
@@ -497,8 +497,12 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
             recs: Any = (fresh[g.id] for g in planned)
         else:
             recs = store.iter_matches(state.records, upto)
-        for rec in recs:
-            state.add(rec)
+        recs = iter(recs)
+        while True:  # up to the next snapshot at a time: runs of games through add_all
+            before = state.records
+            state.add_all(islice(recs, every - before % every))
+            if state.records == before:
+                break
             if state.records % every == 0:
                 snapshot(state.records)
         fresh.clear()

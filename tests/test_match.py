@@ -123,3 +123,39 @@ def test_simultaneous_games_step_jointly():
     res = arena.play(game, agents, games=20, seed=2, record=True)
     assert all(r.length == 2 * 3 or r.length == 2 * 4 for r in res)
     assert outcomes(res) == outcomes(arena.play(game, agents, games=20, seed=2, batch_size=3))
+
+
+def test_streams_started_in_a_batch_are_the_games_own():
+    """``start_games`` (numpy, draws ahead) gives each game exactly ``GameRandom(seed, i)`` after
+    its ``bits()`` draw: the same seed, the same uniforms, clones, counters and later ``bits``."""
+    from arena.rng import GameRandom, start_games
+
+    indices = [0, 1, 7, 255, 10**6, 2**40]
+    for seed in (0, -5, 2**70 + 3):
+        for ahead in (0, 1, 3, 8):
+            streams, first = start_games(seed, indices, ahead)
+            for i, s, bits in zip(indices, streams, first):
+                r = GameRandom(seed, i)
+                assert bits == r.bits() and s._counter == r._counter == 1
+                for k in range(12):
+                    if k == 2:
+                        c, d = s.clone(), r.clone()
+                        assert [c.uniform() for _ in range(5)] == [d.uniform() for _ in range(5)]
+                    if k == 5:
+                        assert s.bits() == r.bits()
+                    else:
+                        assert s.uniform() == r.uniform()
+                assert s._counter == r._counter
+
+
+def test_results_do_not_depend_on_draws_ahead(kuhn, monkeypatch):
+    import arena.match as match
+
+    def run():
+        agents = [arena.load_agent("random", kuhn), arena.load_agent("random", kuhn, label="other")]
+        return outcomes(arena.play(kuhn, agents, games=700, seed=5, rotate_seats=True, batch_size=100))
+
+    full = run()
+    for ahead in (0, 1, 2, 64):
+        monkeypatch.setattr(match, "DRAW_AHEAD", ahead)
+        assert run() == full

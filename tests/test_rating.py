@@ -150,3 +150,21 @@ def test_alpha_rank_matches_openspiel():
 def test_pairwise_outcomes_skip_teammates_and_self_play():
     r = rec(["a", "b", "c", "a"], [1, 1, -1, -1], {"teams": [[0, 1], [2, 3]]})
     assert sorted(R.pairwise_outcomes([r])) == [("a", "c", 1.0), ("b", "a", 1.0), ("b", "c", 1.0)]
+
+
+def test_nash_averaging_exact_for_an_agent_that_beats_all_without_scipy_optimize():
+    import subprocess
+    import sys
+
+    # two agents (what SLSQP left at its start, (0.9995, 0.0005)) and a chain: the winner alone
+    p, scores = R.nash_averaging(np.array([[0.0, 0.01], [-0.011, 0.0]]))
+    assert list(p) == [1.0, 0.0] and scores[0] == 0.0 and scores[1] == pytest.approx(-0.0105)
+    chain = np.array([[0, 0.2, 0.3], [-0.1, 0, 0.5], [-0.3, -0.2, 0]])
+    assert list(R.nash_averaging(chain)[0]) == [1.0, 0.0, 0.0]
+    p, scores = R.nash_averaging(np.zeros((3, 3)))  # all level: the uniform, the most entropy
+    assert list(p) == [1 / 3] * 3 and list(scores) == [0.0] * 3
+    code = (
+        "import sys, numpy as np; from arena.rating import nash_averaging as n; "
+        "n(np.array([[0, 1.0], [-1.0, 0]])); n(np.zeros((2, 2))); print('scipy.optimize' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
