@@ -31,6 +31,18 @@ def quiet_transformers() -> Iterator[None]:
         hf_logging.enable_progress_bar()
 
 
+def left_pad(torch: Any, seqs: Sequence[Sequence[int]], pad_id: int) -> tuple[Any, Any, Any]:
+    """Left-padded batch (ids, attention mask, position ids): every row's last token sits in the
+    last column, so its next-token logits and the position its continuation starts at line up."""
+    longest = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), longest), dtype=torch.long)
+    for r, s in enumerate(seqs):
+        ids[r, longest - len(s) :] = torch.tensor(list(s), dtype=torch.long)
+        mask[r, longest - len(s) :] = 1
+    return ids, mask, (mask.cumsum(1) - 1).clamp(min=0)
+
+
 class TransformersBackend(LocalBackend):
     name = "transformers"
 
@@ -234,15 +246,7 @@ class TransformersBackend(LocalBackend):
         return out
 
     def _left_pad(self, seqs: list[list[int]]):
-        """Left-padded batch: every row's last token sits in the last column."""
-        torch = self.torch
-        longest = max(len(s) for s in seqs)
-        ids = torch.full((len(seqs), longest), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(seqs), longest), dtype=torch.long)
-        for r, s in enumerate(seqs):
-            ids[r, longest - len(s) :] = torch.tensor(s, dtype=torch.long)
-            mask[r, longest - len(s) :] = 1
-        return ids, mask, (mask.cumsum(1) - 1).clamp(min=0)
+        return left_pad(self.torch, seqs, self.pad_id)
 
     # -- generation ---------------------------------------------------------------------------
     def generate_ids(

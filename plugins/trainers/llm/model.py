@@ -21,8 +21,9 @@ from arena.plugins.agents.llm.hf import quiet_transformers
 
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 LOGPROB_BATCH_TOKENS = 16384
-"""Padded tokens per forward pass when recomputing log-probs: a scored Deal or No Deal decision
-is ~50 labels behind a ~600-token prompt, and one pass over a whole batch asked for 4.7 GB."""
+"""Prompt + continuation tokens per batch when recomputing log-probs (each continuation holds a
+copy of its prompt's KV cache): a scored Deal or No Deal decision is ~50 labels behind a
+~600-token prompt, and one pass over a whole batch asked for 4.7 GB."""
 
 
 def _torch() -> Any:
@@ -95,7 +96,12 @@ class TrainableLLM:
     ) -> Any:
         """Summed log-prob of each continuation (second) after its prompt (first), one tensor.
 
-        Identical pairs run once (a Kuhn batch has 12 distinct information sets, not 256)."""
+        Identical pairs run once (a Kuhn batch has 12 distinct information sets, not 256), and
+        a prompt runs once for all its continuations: its KV cache is copied to each of them, as
+        the scoring backend does (``TransformersBackend.score_ids``). A scored decision is one
+        prompt and every legal label (Deal or No Deal: ~25-50), so recomputing the prompt per
+        label cost ~10x the tokens. Batches hold at most ``LOGPROB_BATCH_TOKENS`` prompt +
+        continuation tokens (the copied caches are the memory that grows)."""
         torch = _torch()
         model = model or self.model
         keys: dict[tuple, int] = {}
@@ -104,31 +110,54 @@ class TrainableLLM:
             k = (tuple(p), tuple(c))
             index.append(keys.setdefault(k, len(keys)))
         uniq = list(keys)
-        longest = max(len(p) + len(c) for p, c in uniq)
-        ids = torch.full((len(uniq), longest), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(uniq), longest), dtype=torch.long)
-        target = torch.zeros((len(uniq), longest), dtype=torch.bool)
-        for r, (p, c) in enumerate(uniq):
-            seq = list(p) + list(c)
-            ids[r, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-            mask[r, : len(seq)] = 1
-            target[r, len(p) : len(seq)] = True  # positions whose token is a completion token
         dev = next(model.parameters()).device  # the trainer's copy may live on a GPU (device: cuda)
-        ids, mask, target = ids.to(dev), mask.to(dev), target.to(dev)
         ctx = torch.enable_grad() if grad else torch.no_grad()
         was_training = model.training
         model.train(grad)
-        rows = max(1, LOGPROB_BATCH_TOKENS // longest)  # bounded batches: attention is rows x L^2
-        parts = []
+        parts, order = [], []
         with ctx:
-            for at in range(0, len(uniq), rows):
-                part = slice(at, at + rows)
-                logits = model(input_ids=ids[part], attention_mask=mask[part]).logits[:, :-1].float()
-                lp = torch.log_softmax(logits, dim=-1).gather(-1, ids[part, 1:, None]).squeeze(-1)
-                parts.append((lp * target[part, 1:]).sum(-1))
+            for chunk in _chunks(uniq, LOGPROB_BATCH_TOKENS):
+                parts.append(self._shared_prefix_logprobs(model, [uniq[i] for i in chunk], dev))
+                order += chunk
             seq_lp = torch.cat(parts)
         model.train(was_training)
-        return seq_lp[torch.tensor(index, dtype=torch.long, device=dev)]
+        at = torch.empty(len(order), dtype=torch.long)
+        at[torch.tensor(order, dtype=torch.long)] = torch.arange(len(order))
+        return seq_lp[at.to(dev)[torch.tensor(index, dtype=torch.long, device=dev)]]
+
+    def _shared_prefix_logprobs(self, model: Any, rows: Sequence[tuple[tuple, tuple]], dev: Any) -> Any:
+        """One left-padded pass over the distinct prompts of ``rows``, then one pass over all
+        continuations on the copied KV caches; differentiable when grad is on."""
+        torch = _torch()
+        from arena.plugins.agents.llm.hf import left_pad
+
+        prompt_of: dict[tuple, int] = {}
+        src = [prompt_of.setdefault(p, len(prompt_of)) for p, _ in rows]
+        ids, mask, pos = left_pad(torch, list(prompt_of), self.pad_id)
+        res = model(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=pos.to(dev), use_cache=True)
+        s = torch.tensor(src, dtype=torch.long, device=dev)
+        conts = [c for _, c in rows]
+        heads = torch.tensor([c[0] if c else 0 for c in conts], dtype=torch.long, device=dev)
+        first = torch.log_softmax(res.logits[:, -1].float(), dim=-1)[s, heads]
+        out = first * torch.tensor([1.0 if c else 0.0 for c in conts], device=dev)
+        width = max(len(c) for c in conts) - 1
+        if width > 0:
+            past = res.past_key_values
+            past.reorder_cache(s)
+            cont = torch.tensor([list(c[:-1]) + [self.pad_id] * (width - len(c) + 1) for c in conts], dtype=torch.long)
+            want = torch.tensor([list(c[1:]) + [0] * (width - len(c) + 1) for c in conts], dtype=torch.long)
+            cmask = torch.tensor([[1] * (len(c) - 1) + [0] * (width - len(c) + 1) for c in conts], dtype=torch.long)
+            cpos = (pos[:, -1] + 1)[s.cpu()][:, None] + torch.arange(width)[None, :]
+            res2 = model(
+                input_ids=cont.to(dev),
+                attention_mask=torch.cat([mask[s.cpu()], cmask], 1).to(dev),
+                position_ids=cpos.to(dev),
+                past_key_values=past,
+                use_cache=True,
+            )
+            rest = torch.log_softmax(res2.logits.float(), dim=-1).gather(-1, want.to(dev)[:, :, None]).squeeze(-1)
+            out = out + (rest * cmask.to(dev)).sum(-1)
+        return out
 
     def step(self, loss: Any) -> float:
         """One optimizer step; returns the gradient norm before clipping."""
@@ -192,6 +221,23 @@ class TrainableLLM:
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.sync()
+
+
+def _chunks(rows: Sequence[tuple[tuple, tuple]], budget: int) -> Iterator[list[int]]:
+    """Indices of ``rows`` (prompt, continuation) in batches of at most ``budget`` tokens, a
+    prompt's rows together (sorted by prompt, so a prompt's cache is built once per batch)."""
+    order = sorted(range(len(rows)), key=lambda i: (len(rows[i][0]), rows[i][0]))
+    chunk: list[int] = []
+    used = 0
+    for i in order:
+        cost = len(rows[i][0]) + len(rows[i][1])
+        if chunk and used + cost > budget:
+            yield chunk
+            chunk, used = [], 0
+        chunk.append(i)
+        used += cost
+    if chunk:
+        yield chunk
 
 
 def _device(torch: Any, device: str) -> Any:
