@@ -7,6 +7,14 @@ each turn is an offer (how many of each type the proposer keeps) or ``accept`` o
 offer. ``max_turns`` actions without acceptance is no deal: both score 0. With ``talk=text`` the
 mover first sends a free-text message (cheap talk) on every turn.
 
+``text=brief`` renders a decision in one short line and an offer as ``take 1 0 2`` (counts of
+book, hat, ball) instead of the prose rendering (~600 characters and ~30-character labels). Why:
+a scored LLM agent reads the prompt once and every legal label (~30-50) after it, and a trainer
+recomputes each (prompt, label) pair, so a small model trained on the prose pays ~25x the tokens
+for the same information (docs/negotiation.md, "LLM negotiator"). ``brief`` keeps what a
+player may know: its own values, the turn, and the standing offer (what it would get and its
+worth to it); the other player's values and the history before the standing offer are left out.
+
 Chance is explicit (pool, then each agent's values, uniform over the valid ones), so the game is
 a finite tree, but a huge one: tree solvers should use ``openspiel:bargaining`` (the same game
 without language, through the OpenSpiel adapter). Metrics from the literature (agreement rate,
@@ -36,6 +44,7 @@ OFFER_ID = {t: i for i, t in enumerate(OFFERS)}
 ACCEPT = len(OFFERS)
 POOLS: list[tuple[int, int, int]] = [t for t in itertools.product(range(1, 6), repeat=3) if 5 <= sum(t) <= MAX_ITEMS]
 OBS_SIZE = 17
+DEFAULTS: dict[str, Any] = {"max_turns": 10, "talk": "none", "max_message_chars": 280, "text": "full"}
 
 
 def _dot(a: Sequence[int], b: Sequence[int]) -> int:
@@ -235,6 +244,8 @@ class NegotiationState(State):
             return f"chance {action}"
         if action == ACCEPT:
             return "accept"
+        if self.game.text == "brief":
+            return "take " + " ".join(map(str, OFFERS[action]))
         return "take " + describe(OFFERS[action])
 
     def _offer_to(self, player: int) -> tuple[int, int, int] | None:
@@ -251,6 +262,8 @@ class NegotiationState(State):
         )
 
     def observation_text(self, player: int) -> str:
+        if self.game.text == "brief":
+            return self.brief_text(player)
         if len(self.values) < 2:
             return f"You are player_{player}. The items and values are being dealt."
         v = self.values[player]
@@ -282,6 +295,25 @@ class NegotiationState(State):
                 lines.append("This is the last turn: only accepting makes a deal.")
             lines.append("Send a message first." if self.decision_kind(player) == "text" else "Your move.")
         return "\n".join(lines)
+
+    def brief_text(self, player: int) -> str:
+        """One line: ``p0 pool 2 1 3 values 1 4 1 turn 3/4 offer 1 0 2 worth 3 last`` (module docstring)."""
+        if len(self.values) < 2:
+            return f"p{player} dealing"
+        counts = " ".join(map(str, self.pool))
+        text = f"p{player} pool {counts} values {' '.join(map(str, self.values[player]))}"
+        if self.current_player() == TERMINAL:
+            alloc = self.allocation()
+            got = "no deal" if alloc is None else f"deal {' '.join(map(str, alloc[player]))}"
+            return f"{text} {got} score {self.returns()[player]:g}"
+        text += f" turn {self.turn + 1}/{self.max_turns}"
+        mine = self._offer_to(player)
+        if mine is not None and self.offers[-1][0] != player:
+            text += f" offer {' '.join(map(str, mine))} worth {_dot(self.values[player], mine)}"
+        said = [e for e in self.events if e.startswith(f"player_{1 - player} says: ")]
+        if said:  # talk=text: the other player's latest message
+            text += " said " + said[-1].split(" says: ", 1)[1]
+        return text + (" last" if self.turn == self.max_turns - 1 else "")
 
     def observation_tensor(self, player: int) -> np.ndarray:
         x = np.zeros(OBS_SIZE, dtype=np.float32)
@@ -326,21 +358,22 @@ class NegotiationState(State):
 
 
 class DealOrNoDeal(Game):
-    """``deal_or_no_deal(max_turns=10, talk=none, max_message_chars=280)``."""
+    """``deal_or_no_deal(max_turns=10, talk=none, max_message_chars=280, text=full)``."""
 
-    def __init__(self, max_turns: int = 10, talk: str = "none", max_message_chars: int = 280) -> None:
+    def __init__(
+        self, max_turns: int = 10, talk: str = "none", max_message_chars: int = 280, text: str = "full"
+    ) -> None:
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or not 1 <= max_turns <= 100:
             raise ArenaError(f"deal_or_no_deal: parameter 'max_turns' must be an integer 1..100, got {max_turns!r}")
         if talk not in ("none", "text"):
             raise ArenaError(f"deal_or_no_deal: parameter 'talk' must be none or text, got {talk!r}")
         if isinstance(max_message_chars, bool) or not isinstance(max_message_chars, int) or max_message_chars < 1:
             raise ArenaError("deal_or_no_deal: parameter 'max_message_chars' must be a positive integer")
-        self.max_turns, self.talk, self.max_message_chars = max_turns, talk, max_message_chars
-        params = {
-            k: v
-            for k, v in (("max_turns", max_turns), ("talk", talk), ("max_message_chars", max_message_chars))
-            if v != {"max_turns": 10, "talk": "none", "max_message_chars": 280}[k]
-        }
+        if text not in ("full", "brief"):
+            raise ArenaError(f"deal_or_no_deal: parameter 'text' must be full or brief, got {text!r}")
+        self.max_turns, self.talk, self.max_message_chars, self.text = max_turns, talk, max_message_chars, text
+        given = {"max_turns": max_turns, "talk": talk, "max_message_chars": max_message_chars, "text": text}
+        params = {k: v for k, v in given.items() if v != DEFAULTS[k]}
         self.spec = GameSpec(
             name="deal_or_no_deal",
             num_players=2,
@@ -399,6 +432,6 @@ def arena_games() -> list[GameEntry]:
             "deal_or_no_deal",
             DealOrNoDeal,
             "Deal or No Deal negotiation (Lewis et al. 2017): alternating offers over private values",
-            {"max_turns": 10, "talk": "none", "max_message_chars": 280},
+            dict(DEFAULTS),
         )
     ]

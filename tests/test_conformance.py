@@ -155,7 +155,15 @@ def test_reset_without_seed_continues_the_stream():
     assert len({str(t[:2]) for t in a}) > 1  # later episodes are new deals, not replays
 
 
-@pytest.mark.parametrize("name", ["kuhn_poker(players=3)", "openspiel:tic_tac_toe", "openspiel:goofspiel(num_cards=4)"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "kuhn_poker(players=3)",
+        "openspiel:tic_tac_toe",
+        "openspiel:goofspiel(num_cards=4)",
+        "deal_or_no_deal(max_turns=4,text=brief)",
+    ],
+)
 def test_parametrized_and_imported_games(name):
     check_game(name, games=50)
 

@@ -267,3 +267,43 @@ def test_warmup_corpus_is_the_agents_own_prompts_under_uniform_play():
     share = np.mean([t.endswith(endings["cooperate"]) for t in texts])
     assert 0.4 < share < 0.6  # uniform random actions: no strategy in the corpus
     assert sum("last move: defect" in t for t in texts) > 0 and sum("First round." in t for t in texts) == 80
+
+
+@pytest.mark.parametrize("lora", [None, {"r": 4}])
+def test_prefix_shared_logprobs_and_gradients_equal_whole_sequences(lora, monkeypatch):
+    """``TrainableLLM.logprobs`` runs a prompt once for all its continuations (copied KV cache);
+    its values and gradients equal running every prompt + continuation whole, also with
+    prompts of different lengths in one batch, repeated pairs, and a batch split in two."""
+    import torch
+
+    from arena.plugins.trainers.llm import model as model_mod
+
+    game = load_game("kuhn_poker")
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir())}, game)
+    trainable = model_mod.TrainableLLM(agent, lora=lora)
+    enc = agent.backend.encode
+    prompts = [enc("Deal or No Deal\np0 pool 2 1 3 turn 1/4\nAction:"), enc("short\nAction:")]
+    labels = [enc(" take 1 0 2\n"), enc(" accept\n"), enc(" x")]
+    pairs = [(p, c) for p in prompts for c in labels] + [(prompts[1], labels[0])]
+
+    def whole() -> torch.Tensor:
+        out = []
+        for p, c in pairs:
+            ids = torch.tensor([list(p) + list(c)])
+            logits = trainable.model(input_ids=ids).logits[0, :-1].float()
+            lp = torch.log_softmax(logits, -1).gather(-1, ids[0, 1:, None]).squeeze(-1)
+            out.append(lp[len(p) - 1 :].sum())
+        return torch.stack(out)
+
+    def grads(values: torch.Tensor) -> list[torch.Tensor]:
+        trainable.model.zero_grad()
+        (values * torch.arange(1.0, len(pairs) + 1)).sum().backward()
+        return [p.grad.clone() for p in trainable.params]
+
+    want = whole()
+    g_want = grads(want)
+    for budget in (10**6, 40):  # one batch; then a prompt's continuations spread over batches
+        monkeypatch.setattr(model_mod, "LOGPROB_BATCH_TOKENS", budget)
+        got = trainable.logprobs(pairs)
+        assert torch.allclose(got, want, atol=1e-4)
+        assert all(torch.allclose(a, b, atol=1e-4) for a, b in zip(grads(got), g_want))

@@ -214,3 +214,52 @@ def test_human_negotiates_in_the_terminal(subprocess_env):
     finally:
         child.close()
     assert child.exitstatus == 0
+
+
+@pytest.mark.parametrize("talk", ["none", "text"])
+def test_brief_text_is_one_line_of_what_the_player_may_know(talk):
+    """``text=brief``: one line per decision with the pool, own values, turn and the standing offer
+    (what I would get, its worth to me), ``last`` on the last turn, and ``take b h b`` labels. The
+    hidden-information check: changing the other player's values (to another vector compatible
+    with mine) never changes my text or my labels before the end."""
+    rng = np.random.default_rng(3)
+    game = DealOrNoDeal(max_turns=4, talk=talk, text="brief")
+    assert game.spec.params == {"max_turns": 4, "text": "brief", **({"talk": talk} if talk == "text" else {})}
+    for _ in range(60):
+        s = game.new_initial_state()
+        while s.is_chance_node():
+            out = s.chance_outcomes()
+            s.apply_action(out[rng.integers(len(out))][0])
+        others = [v for v in second_values(s.pool, s.values[0]) if v != s.values[1]]
+        while not s.is_terminal():
+            p = s.current_player()
+            text = s.observation_text(p)
+            assert "\n" not in text and len(text) < 80 + (60 if talk == "text" else 0)
+            assert text.startswith(f"p{p} pool {' '.join(map(str, s.pool))} values {' '.join(map(str, s.values[p]))}")
+            assert text.endswith(" last") == (s.turn == s.max_turns - 1)
+            if others and p == 0:
+                twin = s.clone()
+                twin.values = [s.values[0], others[0]]
+                assert twin.observation_text(0) == text
+            if s.decision_kind(p) == "text":
+                s.apply_action("I take 1 0 2")
+                continue
+            legal = s.legal_actions()
+            labels = [s.action_label(p, a) for a in legal]
+            assert all(lb == "accept" or lb == "take " + " ".join(map(str, OFFERS[a])) for a, lb in zip(legal, labels))
+            mine = s._offer_to(p)
+            if s.offers and s.offers[-1][0] != p:
+                assert f" offer {' '.join(map(str, mine))} worth {np.dot(s.values[p], mine)}" in text
+            s.apply_action(legal[rng.integers(len(legal))])
+        assert "score" in s.observation_text(0)
+
+
+def test_brief_text_rejects_bad_values_and_keeps_the_default_prose():
+    with pytest.raises(ArenaError, match="parameter 'text' must be full or brief"):
+        DealOrNoDeal(text="short")
+    s = DealOrNoDeal().new_initial_state()
+    for a in (0, 0, 0):
+        s.apply_action(a)
+    assert s.observation_text(0).startswith("Deal or No Deal: you are player_0.")
+    assert s.action_label(0, OFFER_ID[(1, 0, 2)]) == "take 1 book, 0 hats, 2 balls"
+    assert DealOrNoDeal().spec.params == {}
