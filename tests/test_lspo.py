@@ -352,6 +352,12 @@ def test_lspo_guard_backtracks_and_restores_the_weights():
     assert trainer.updates == 2 and trainer.p["epochs"] == 8
     now = trainer.model.model.state_dict()
     assert not all(torch.equal(start[k], now[k]) for k in start)  # the 4-step fit is kept
+    tried.clear()  # guard_first: a fit that lowers this game's exploitability but raises another's is undone
+    other = iter([0.2, 0.5, 0.2])  # before the fit, after 8 steps, after 4 steps
+    stats, after = trainer.guarded_fit(pairs, lambda: {"exploitability": 0.3}, before, [lambda: next(other)])
+    assert tried == [8, 4] and stats["lspo/guard_epochs"] == 4 and trainer.updates == 3
+    with pytest.raises(ArenaError, match="guard_first needs"):
+        load_trainer({"name": "lspo", "params": {"guard_first": True, "guard": True}}, g, [agent])
     with pytest.raises(ArenaError, match="guard_halvings and guard_tol"):
         load_trainer({"name": "lspo", "params": {"guard_tol": -1}}, g, [agent])
 

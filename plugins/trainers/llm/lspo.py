@@ -21,13 +21,17 @@ One ``update`` is one LSPO iteration on the self-play games the league runner ju
    message ids symmetric, so sigma* talks uniformly and ranks nothing; the excess over the
    LLM's own frequency then pushes an LLM that leaks its hand toward talk that does not.)
 4. **DPO** (:class:`.dpo.DPO`, LoRA or full weights, ``reference: iteration`` by default: the
-   anchor is the model at the start of the iteration).
+   anchor is the model at the start of the iteration). With ``guard`` the fit is kept only if it
+   does not raise the LLM's exploitability in this iteration's abstract game, else retried with
+   half the steps (:meth:`LSPO.guarded_fit`).
 
 Measured every iteration, all exact in the abstract game of that iteration (``lspo/*``):
 ``latent_strategies`` (k), ``cfr_exploitability`` (sigma*'s), ``llm_exploitability_before`` /
 ``llm_exploitability`` (the LLM's policy before / after the DPO step), ``initial_llm_exploitability``
-(the untrained model in the same abstraction, with ``compare_initial``), and the LLM's exact
-return and win probability against sigma* and against uniform play.
+(the untrained model in the same abstraction, with ``compare_initial``),
+``fixed_llm_exploitability`` (the LLM in the *first* iteration's abstract game, with
+``fixed_abstraction``: one game to compare iterations in), and the LLM's exact return and win
+probability against sigma* and against uniform play.
 
 **The LLM's policy in the abstract game.** At an abstract history each latent message is
 rendered as its cluster's representative utterance; at a talk infoset the LLM samples
@@ -40,7 +44,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -77,6 +81,7 @@ class LSPO(DPO):
         "guard_halvings": 3,
         "guard_tol": 0.0,
         "fixed_abstraction": False,
+        "guard_first": False,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -98,6 +103,8 @@ class LSPO(DPO):
                 f"trainer 'lspo': guard_halvings and guard_tol must be >= 0, not "
                 f"{self.p['guard_halvings']} and {self.p['guard_tol']}"
             )
+        if self.p["guard_first"] and not (self.p["guard"] and self.p["fixed_abstraction"]):
+            raise ArenaError("trainer 'lspo': guard_first needs guard: true and fixed_abstraction: true")
         if self.p["fixed_abstraction"] and self.p["embedding"] == "hidden":
             raise ArenaError(
                 "trainer 'lspo': fixed_abstraction needs a fixed encoder (embedding: tfidf or hashing); "
@@ -319,7 +326,15 @@ class LSPO(DPO):
             out["lspo/llm_exploitability_before"] = before["exploitability"]
         if self.p["guard"]:
             assert before is not None
-            stats, after = self.guarded_fit(pairs, measure, before)
+            also = []
+            if self.p["guard_first"] and fixed is not None and self.updates > 0:  # iteration 1's game is fixed's
+
+                def first_game() -> float:
+                    assert fixed is not None
+                    return self._fixed_exploitability(fixed, seed + 2)
+
+                also.append(first_game)
+            stats, after = self.guarded_fit(pairs, measure, before, also)
             out.update(stats)
         else:
             out.update(self.fit(pairs))
@@ -339,10 +354,16 @@ class LSPO(DPO):
 
     # -- the guard: a DPO step that does not raise the exploitability it is meant to lower ------------
     def guarded_fit(
-        self, pairs: Sequence[PreferencePair], measure: Any, before: dict[str, float]
+        self,
+        pairs: Sequence[PreferencePair],
+        measure: Any,
+        before: dict[str, float],
+        also: Sequence[Callable[[], float]] = (),
     ) -> tuple[dict[str, float], dict[str, float]]:
         """DPO on ``pairs``, kept only if ``measure()`` (the LLM's exact measures in this
-        iteration's abstract game) shows an exploitability at most ``guard_tol`` above ``before``'s.
+        iteration's abstract game) shows an exploitability at most ``guard_tol`` above ``before``'s,
+        and each of ``also`` (the LLM's exploitability in another abstract game: ``guard_first``)
+        at most ``guard_tol`` above its value before the fit.
         Otherwise the weights and optimizer go back to where the fit started and the fit is tried
         again with half the steps, up to ``guard_halvings`` times; when every try raises it, the
         iteration keeps its starting weights (a null step). A backtracking line search on the
@@ -354,7 +375,9 @@ class LSPO(DPO):
         start = copy.deepcopy(self.model.state_dict())
         updates, configured = self.updates, self.p["epochs"]
         epochs = max(1, int(self.p["epochs"]))
-        limit = float(before["exploitability"]) + float(self.p["guard_tol"])
+        tol = float(self.p["guard_tol"])
+        limit = float(before["exploitability"]) + tol
+        limits = [check() + tol for check in also]
         tries = 0
         try:
             while True:
@@ -362,7 +385,7 @@ class LSPO(DPO):
                 self.p["epochs"] = epochs
                 stats = self.fit(pairs)
                 after = measure()
-                if after["exploitability"] <= limit:
+                if after["exploitability"] <= limit and all(c() <= x for c, x in zip(also, limits)):
                     break
                 self.model.load_state_dict(copy.deepcopy(start))
                 if tries > int(self.p["guard_halvings"]) or epochs == 1:
@@ -389,14 +412,16 @@ class LSPO(DPO):
             self.fixed = self.latent_space().fit(self.fixed_corpus)
         return self.game.abstract(self.fixed.k)  # type: ignore[attr-defined]
 
-    def _fixed_exploitability(self, fixed: Game) -> float:
+    def _fixed_exploitability(self, fixed: Game, seed: int | None = None) -> float:
         """The LLM's exploitability in the fixed abstract game, its talk read with one seed for
-        every iteration (common random numbers: equal weights measure equal)."""
+        every iteration by default (common random numbers: equal weights measure equal; the
+        guard passes its own seed, so the reported value is not the one it selected on)."""
         from arena.exploitability import exploitability
         from arena.tree import get_tree
 
         assert self.fixed is not None
-        sigma = self.abstract_policy(fixed, self.agent, int(self.p["seed"]) * 100_003 + 77_777, self.fixed)
+        seed = int(self.p["seed"]) * 100_003 + 77_777 if seed is None else seed
+        sigma = self.abstract_policy(fixed, self.agent, seed, self.fixed)
         return exploitability(fixed, sigma, get_tree(fixed))
 
     def extra_state(self) -> dict[str, Any]:
