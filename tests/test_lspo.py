@@ -291,3 +291,98 @@ def test_shipped_kuhn_talk_config():
     assert cfg.params["seed"] == 7 and cfg.params["balance_moves"] is True
     talker = load_agent(cfg.model.pretrain_agent, load_game(cfg.game))
     assert talker.move_honesty == 0.8
+
+
+def _lspo(**extra):
+    g = load_game("table_talk(game=kuhn_poker,max_chars=8)")
+    agent = _llm(g, max_text_tokens=8)
+    params = {
+        "candidates": 1,
+        "k_min": 2,
+        "k_max": 2,
+        "solver_iterations": 50,
+        "eval_samples": 1,
+        "compare_initial": False,
+        "measure_before": False,
+        "epochs": 8,
+        "lr": 1e-3,
+        "seed": 0,
+        **extra,
+    }
+    return g, agent, load_trainer({"name": "lspo", "params": params}, g, [agent])
+
+
+def test_lspo_guard_backtracks_and_restores_the_weights():
+    """``guard``: a fit that raises the measured exploitability is undone (weights and optimizer)
+    and retried with half the steps; when every try raises it the iteration is a null step."""
+    import torch
+
+    from arena.plugins.trainers.llm.dpo import PreferencePair
+
+    g, agent, trainer = _lspo(guard_halvings=3)
+    state = g.new_initial_state()
+    for a in (0, 1, "hi"):
+        state.apply_action(a)
+    from arena.agent import Observation
+
+    obs = Observation(state, 0, np.random.default_rng(0), g.spec.full_name)
+    prompt = tuple(agent.backend.prompt_ids(agent.prompts.build(obs)))
+    enc = [tuple(agent.backend.encode(agent.prompts.continuation(lbl))) for lbl in ("bet", "check")]
+    pairs = [PreferencePair(prompt, enc[0], enc[1], per_token=True)]
+    tried = []
+    fit = trainer.fit
+
+    def recording_fit(ps):
+        tried.append(trainer.p["epochs"])
+        return fit(ps)
+
+    trainer.fit = recording_fit
+    start = {k: v.clone() for k, v in trainer.model.model.state_dict().items()}
+    before = {"exploitability": 0.4}
+    stats, after = trainer.guarded_fit(pairs, lambda: {"exploitability": 0.5}, before)
+    assert tried == [8, 4, 2, 1] and stats["lspo/guard_epochs"] == 0 and stats["lspo/guard_tries"] == 4
+    assert after is before and trainer.updates == 1 and trainer.p["epochs"] == 8
+    now = trainer.model.model.state_dict()
+    assert all(torch.equal(start[k], now[k]) for k in start)  # a null step: the iteration's start weights
+    assert not trainer.model.optimizer.state  # Adam's moments are the start's too (none before any fit)
+    tried.clear()
+    results = iter([0.6, 0.3])
+    stats, after = trainer.guarded_fit(pairs, lambda: {"exploitability": next(results)}, before)
+    assert tried == [8, 4] and stats["lspo/guard_epochs"] == 4 and after["exploitability"] == 0.3
+    assert trainer.updates == 2 and trainer.p["epochs"] == 8
+    now = trainer.model.model.state_dict()
+    assert not all(torch.equal(start[k], now[k]) for k in start)  # the 4-step fit is kept
+    tried.clear()  # guard_first: a fit that lowers this game's exploitability but raises another's is undone
+    other = iter([0.2, 0.5, 0.2])  # before the fit, after 8 steps, after 4 steps
+    stats, after = trainer.guarded_fit(pairs, lambda: {"exploitability": 0.3}, before, [lambda: next(other)])
+    assert tried == [8, 4] and stats["lspo/guard_epochs"] == 4 and trainer.updates == 3
+    with pytest.raises(ArenaError, match="guard_first needs"):
+        load_trainer({"name": "lspo", "params": {"guard_first": True, "guard": True}}, g, [agent])
+    with pytest.raises(ArenaError, match="guard_halvings and guard_tol"):
+        load_trainer({"name": "lspo", "params": {"guard_tol": -1}}, g, [agent])
+
+
+def test_lspo_fixed_abstraction_measures_every_iteration_in_the_first_game():
+    """``fixed_abstraction``: the first iteration's latent space is kept (not re-clustered) and
+    every iteration's policy is measured in its abstract game; it survives a resume."""
+    g, agent, trainer = _lspo(fixed_abstraction=True, guard=True, epochs=1)
+    trajs = [r.trajectory for r in play_games(g, [agent, agent], num_games=4, seed=0, record=True)]
+    first = trainer.update(trajs)
+    assert 0.0 <= first["lspo/fixed_llm_exploitability_before"] <= 2.0
+    assert 0.0 <= first["lspo/fixed_llm_exploitability"] <= 2.0
+    assert first["lspo/guard_tries"] >= 1 and "lspo/llm_exploitability_before" in first
+    reps = list(trainer.fixed.representatives)
+    assert reps == list(trainer.latent.representatives)  # the first iteration's own abstraction
+    trainer.corpus = [t + "zz" for t in trainer.corpus]  # new utterances: the next fit re-clusters them
+    more = [r.trajectory for r in play_games(g, [agent, agent], num_games=4, seed=1, record=True)]
+    second = trainer.update(more)
+    assert "lspo/fixed_llm_exploitability_before" not in second and "lspo/fixed_llm_exploitability" in second
+    assert trainer.fixed.representatives == reps and trainer.latent.representatives != reps
+    again = load_trainer({"name": "lspo", "params": dict(trainer.p)}, g, [_llm(g, max_text_tokens=8)])
+    again.load_state_dict(trainer.state_dict())
+    assert again._fixed_game() is not None and again.fixed.representatives == reps
+    assert again._fixed_exploitability(again._fixed_game()) == pytest.approx(
+        trainer._fixed_exploitability(trainer._fixed_game())
+    )
+    with pytest.raises(ArenaError, match="fixed_abstraction needs a fixed encoder"):
+        load_trainer({"name": "lspo", "params": {"fixed_abstraction": True, "embedding": "hidden"}}, g, [agent])

@@ -16,7 +16,8 @@ preference pairs' directions.
 ``report SWEEP_DIR`` — the acceptance numbers of an ``arena sweep`` of an LSPO config: per seed,
 the LLM's abstract-game exploitability before LSPO and after each iteration (``metrics.csv``),
 then IQM, mean and bootstrap CIs over seeds (:func:`arena.sweep.aggregate`) of the first
-iteration's, the final one's, and final minus first.
+iteration's, the final one's, and final minus first; with ``fixed_abstraction`` the same in the
+first iteration's abstract game (every iteration's policy measured in one game).
 
     python tools/lspo_probe.py separation runs/lspo/tiny-talk-resp-s1 --per-token
     python tools/lspo_probe.py infosets configs/llm/kuhn_talk_lspo.yaml seed=0 params.seed=0
@@ -85,7 +86,8 @@ def infosets(config: str, overrides: list[str]) -> None:
     game = load_game(cfg.game)
     agent = load_agent({"name": "llm", **dict(cfg.agent), "model": str(ensure_model(cfg, game))}, game)
     agent.name = "learner"
-    params = {**dict(cfg.params), "measure_before": True, "compare_initial": False}
+    params = {**dict(cfg.params), "measure_before": True, "compare_initial": False, "guard": False}
+    params["fixed_abstraction"] = False
     trainer: Any = get_registry().get("trainer", "lspo").factory(game, [agent], **params)
     seen: dict[str, Any] = {"sigma": []}
     measure, fit = trainer.abstract_policy, trainer.fit
@@ -148,10 +150,33 @@ def exploitability_by_iteration(run: str) -> tuple[list[float], list[float]]:
     return before, [float(r["train/learner/llm_exploitability"]) for r in rows]
 
 
-def report(sweep: str) -> None:
+def fixed_by_iteration(run: str) -> list[float]:
+    """The LLM's exploitability in the first iteration's abstract game (``fixed_abstraction``):
+    the warmed-up model's, then after each iteration; empty when the run did not measure it."""
+    import csv
     from pathlib import Path
 
+    with open(Path(run) / "metrics.csv") as fh:
+        rows = [r for r in csv.DictReader(fh) if r.get("train/learner/fixed_llm_exploitability")]
+    if not rows:
+        return []
+    return [float(rows[0].get("train/learner/fixed_llm_exploitability_before") or "nan")] + [
+        float(r["train/learner/fixed_llm_exploitability"]) for r in rows
+    ]
+
+
+def _aggregate(label: str, xs: list[float]) -> None:
     from arena.sweep import aggregate
+
+    a = aggregate(xs)
+    print(
+        f"{label}: IQM {a.iqm:.3f} [{a.iqm_ci[0]:.3f}, {a.iqm_ci[1]:.3f}], "
+        f"mean {a.mean:.3f} [{a.mean_ci[0]:.3f}, {a.mean_ci[1]:.3f}] (n {a.n}, 95% bootstrap)"
+    )
+
+
+def report(sweep: str) -> None:
+    from pathlib import Path
 
     runs = sorted(Path(sweep).glob("seed-*/metrics.csv"), key=lambda p: int(p.parent.name.split("-")[1]))
     if not runs:
@@ -174,11 +199,22 @@ def report(sweep: str) -> None:
         final.append(after[-1])
         drop.append(after[-1] - after[0])
     for name, xs in (("first iteration", first), ("final iteration", final), ("final - first", drop)):
-        a = aggregate(xs)
+        _aggregate(name, xs)
+    fixed = {p.parent.name: fixed_by_iteration(str(p.parent)) for p in runs}
+    fixed = {k: v for k, v in fixed.items() if len(v) > 1}
+    if not fixed:
+        return
+    print("in the first iteration's abstract game (fixed_abstraction):")
+    for name, xs in fixed.items():
+        falls = all(b < a for a, b in zip(xs[1:], xs[2:]))
         print(
-            f"{name}: IQM {a.iqm:.3f} [{a.iqm_ci[0]:.3f}, {a.iqm_ci[1]:.3f}], "
-            f"mean {a.mean:.3f} [{a.mean_ci[0]:.3f}, {a.mean_ci[1]:.3f}] (n {a.n}, 95% bootstrap)"
+            f"{name}: warmed-up {xs[0]:.3f}; after iterations "
+            + " ".join(f"{x:.3f}" for x in xs[1:])
+            + f"; falls every iteration: {falls}; final below first: {xs[-1] < xs[1]}"
         )
+    for name, i in (("fixed game, warmed-up", 0), ("fixed game, first iteration", 1), ("fixed game, final", -1)):
+        _aggregate(name, [xs[i] for xs in fixed.values()])
+    _aggregate("fixed game, final - first", [xs[-1] - xs[1] for xs in fixed.values()])
 
 
 def main(argv: list[str] | None = None) -> int:

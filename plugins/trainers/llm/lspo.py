@@ -21,13 +21,17 @@ One ``update`` is one LSPO iteration on the self-play games the league runner ju
    message ids symmetric, so sigma* talks uniformly and ranks nothing; the excess over the
    LLM's own frequency then pushes an LLM that leaks its hand toward talk that does not.)
 4. **DPO** (:class:`.dpo.DPO`, LoRA or full weights, ``reference: iteration`` by default: the
-   anchor is the model at the start of the iteration).
+   anchor is the model at the start of the iteration). With ``guard`` the fit is kept only if it
+   does not raise the LLM's exploitability in this iteration's abstract game, else retried with
+   half the steps (:meth:`LSPO.guarded_fit`).
 
 Measured every iteration, all exact in the abstract game of that iteration (``lspo/*``):
 ``latent_strategies`` (k), ``cfr_exploitability`` (sigma*'s), ``llm_exploitability_before`` /
 ``llm_exploitability`` (the LLM's policy before / after the DPO step), ``initial_llm_exploitability``
-(the untrained model in the same abstraction, with ``compare_initial``), and the LLM's exact
-return and win probability against sigma* and against uniform play.
+(the untrained model in the same abstraction, with ``compare_initial``),
+``fixed_llm_exploitability`` (the LLM in the *first* iteration's abstract game, with
+``fixed_abstraction``: one game to compare iterations in), and the LLM's exact return and win
+probability against sigma* and against uniform play.
 
 **The LLM's policy in the abstract game.** At an abstract history each latent message is
 rendered as its cluster's representative utterance; at a talk infoset the LLM samples
@@ -40,7 +44,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -73,6 +77,11 @@ class LSPO(DPO):
         "compare_initial": True,
         "measure_before": True,
         "balance_moves": False,
+        "guard": False,
+        "guard_halvings": 3,
+        "guard_tol": 0.0,
+        "fixed_abstraction": False,
+        "guard_first": False,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -89,8 +98,22 @@ class LSPO(DPO):
             )
         if self.p["decisions"] not in ("all", "talk"):
             raise ArenaError(f"trainer 'lspo': decisions must be 'all' or 'talk', not {self.p['decisions']!r}")
+        if int(self.p["guard_halvings"]) < 0 or float(self.p["guard_tol"]) < 0:
+            raise ArenaError(
+                f"trainer 'lspo': guard_halvings and guard_tol must be >= 0, not "
+                f"{self.p['guard_halvings']} and {self.p['guard_tol']}"
+            )
+        if self.p["guard_first"] and not (self.p["guard"] and self.p["fixed_abstraction"]):
+            raise ArenaError("trainer 'lspo': guard_first needs guard: true and fixed_abstraction: true")
+        if self.p["fixed_abstraction"] and self.p["embedding"] == "hidden":
+            raise ArenaError(
+                "trainer 'lspo': fixed_abstraction needs a fixed encoder (embedding: tfidf or hashing); "
+                "'hidden' embeds with the model being trained, so its abstraction would move"
+            )
         self.latent = self.latent_space()
         self.corpus: list[str] = []
+        self.fixed: LatentSpace | None = None  # the first iteration's latent space (``fixed_abstraction``)
+        self.fixed_corpus: list[str] = []
         self.initial = self.model.frozen_copy() if self.p["compare_initial"] else None
 
     def latent_space(self) -> LatentSpace:
@@ -143,17 +166,19 @@ class LSPO(DPO):
         texts = [clip_text(g.text, observations[i // n].max_text_length) for i, g in enumerate(gens)]
         return [texts[i * n : (i + 1) * n] for i in range(len(observations))]
 
-    def _assign(self, texts: Sequence[str]) -> dict[str, int]:
+    def _assign(self, texts: Sequence[str], latent: LatentSpace | None = None) -> dict[str, int]:
         uniq = sorted(set(texts))
-        return dict(zip(uniq, (int(x) for x in self.latent.assign(uniq))))
+        return dict(zip(uniq, (int(x) for x in (latent or self.latent).assign(uniq))))
 
     # -- the LLM's policy in an abstract game -------------------------------------------------------
-    def abstract_policy(self, abstract: Game, agent: Any, seed: int) -> np.ndarray:
-        """The slot vector of ``agent``'s policy in ``abstract`` (module docstring)."""
+    def abstract_policy(self, abstract: Game, agent: Any, seed: int, latent: LatentSpace | None = None) -> np.ndarray:
+        """The slot vector of ``agent``'s policy in ``abstract`` (module docstring), read through
+        ``latent`` (this iteration's latent space by default)."""
         from arena.tree import get_tree
 
+        latent = latent or self.latent
         tree = get_tree(abstract)
-        reps = self.latent.representatives
+        reps = latent.representatives
         sigma = np.zeros(tree.num_slots)
         talk, talk_slots, moves, move_slots = [], [], [], []
         rng = np.random.default_rng(0)
@@ -179,7 +204,7 @@ class LSPO(DPO):
                 sigma[s0 : s0 + k] = [pol.get(int(a), 0.0) for a in tree.slot_action[s0 : s0 + k]]
             m = int(self.p["eval_samples"])
             samples = self._generate(talk, m, seed)
-            ids = self._assign([t for row in samples for t in row])
+            ids = self._assign([t for row in samples for t in row], latent)
             for (s0, k), row in zip(talk_slots, samples):
                 counts = np.bincount([ids[t] for t in row], minlength=k)[:k].astype(float)
                 sigma[s0 : s0 + k] = counts / max(counts.sum(), 1.0)
@@ -289,12 +314,34 @@ class LSPO(DPO):
             "lspo/pairs_move": float(n_move),
             "lspo/skipped_games": float(skipped),
         }
-        if self.p["measure_before"]:
-            before = self._measure(abstract, self.abstract_policy(abstract, self.agent, seed + 1), star)
+        fixed = self._fixed_game()
+        if fixed is not None and self.updates == 0:  # the warmed-up model in the fixed game
+            out["lspo/fixed_llm_exploitability_before"] = self._fixed_exploitability(fixed)
+
+        def measure() -> dict[str, float]:
+            return self._measure(abstract, self.abstract_policy(abstract, self.agent, seed + 1), star)
+
+        before = measure() if self.p["measure_before"] or self.p["guard"] else None
+        if before is not None:
             out["lspo/llm_exploitability_before"] = before["exploitability"]
-        out.update(self.fit(pairs))
-        after = self._measure(abstract, self.abstract_policy(abstract, self.agent, seed + 1), star)
+        if self.p["guard"]:
+            assert before is not None
+            also = []
+            if self.p["guard_first"] and fixed is not None and self.updates > 0:  # iteration 1's game is fixed's
+
+                def first_game() -> float:
+                    assert fixed is not None
+                    return self._fixed_exploitability(fixed, seed + 2)
+
+                also.append(first_game)
+            stats, after = self.guarded_fit(pairs, measure, before, also)
+            out.update(stats)
+        else:
+            out.update(self.fit(pairs))
+            after = measure()
         out.update({f"lspo/llm_{k2}" if k2 == "exploitability" else f"lspo/{k2}": v for k2, v in after.items()})
+        if fixed is not None:
+            out["lspo/fixed_llm_exploitability"] = self._fixed_exploitability(fixed)
         if self.initial is not None:
             frozen = copy.copy(self.agent)
             from arena.plugins.agents.llm.hf import TransformersBackend
@@ -305,8 +352,80 @@ class LSPO(DPO):
             out["lspo/initial_return_vs_cfr"] = first["return_vs_cfr"]
         return out
 
+    # -- the guard: a DPO step that does not raise the exploitability it is meant to lower ------------
+    def guarded_fit(
+        self,
+        pairs: Sequence[PreferencePair],
+        measure: Any,
+        before: dict[str, float],
+        also: Sequence[Callable[[], float]] = (),
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """DPO on ``pairs``, kept only if ``measure()`` (the LLM's exact measures in this
+        iteration's abstract game) shows an exploitability at most ``guard_tol`` above ``before``'s,
+        and each of ``also`` (the LLM's exploitability in another abstract game: ``guard_first``)
+        at most ``guard_tol`` above its value before the fit.
+        Otherwise the weights and optimizer go back to where the fit started and the fit is tried
+        again with half the steps, up to ``guard_halvings`` times; when every try raises it, the
+        iteration keeps its starting weights (a null step). A backtracking line search on the
+        objective itself (as TRPO's on its surrogate): a fit's size does not shrink with the gap
+        between the LLM and sigma*, so near sigma* a full fit overshoots (docs/lspo.md).
+
+        Returns DPO's stats of the kept fit plus ``lspo/guard_tries`` and ``lspo/guard_epochs``
+        (the kept fit's steps; 0 for a null step), and the measures of the kept weights."""
+        start = copy.deepcopy(self.model.state_dict())
+        updates, configured = self.updates, self.p["epochs"]
+        epochs = max(1, int(self.p["epochs"]))
+        tol = float(self.p["guard_tol"])
+        limit = float(before["exploitability"]) + tol
+        limits = [check() + tol for check in also]
+        tries = 0
+        try:
+            while True:
+                tries += 1
+                self.p["epochs"] = epochs
+                stats = self.fit(pairs)
+                after = measure()
+                if after["exploitability"] <= limit and all(c() <= x for c, x in zip(also, limits)):
+                    break
+                self.model.load_state_dict(copy.deepcopy(start))
+                if tries > int(self.p["guard_halvings"]) or epochs == 1:
+                    stats, after, epochs = {"dpo/pairs": float(len(pairs))}, before, 0
+                    break
+                epochs = max(1, epochs // 2)
+        finally:
+            self.p["epochs"] = configured
+            self.updates = updates + 1  # one iteration, however many tries (the next iteration's seeds)
+        return {**stats, "lspo/guard_tries": float(tries), "lspo/guard_epochs": float(epochs)}, after
+
+    # -- one fixed abstract game, to compare iterations in ------------------------------------------
+    def _fixed_game(self) -> Game | None:
+        """With ``fixed_abstraction``: the abstract game of the *first* iteration's latent space
+        (fitted once, on that iteration's corpus, and kept), where every iteration's policy is
+        measured too. Why: each iteration re-clusters, and a new clustering is a new abstract game
+        with new representative utterances, so ``llm_exploitability`` of two iterations are two
+        measurements in two games; in one fixed game their difference is what DPO changed."""
+        if not self.p["fixed_abstraction"]:
+            return None
+        if self.fixed is None:
+            if not self.fixed_corpus:
+                self.fixed_corpus = list(self.corpus)
+            self.fixed = self.latent_space().fit(self.fixed_corpus)
+        return self.game.abstract(self.fixed.k)  # type: ignore[attr-defined]
+
+    def _fixed_exploitability(self, fixed: Game, seed: int | None = None) -> float:
+        """The LLM's exploitability in the fixed abstract game, its talk read with one seed for
+        every iteration by default (common random numbers: equal weights measure equal; the
+        guard passes its own seed, so the reported value is not the one it selected on)."""
+        from arena.exploitability import exploitability
+        from arena.tree import get_tree
+
+        assert self.fixed is not None
+        seed = int(self.p["seed"]) * 100_003 + 77_777 if seed is None else seed
+        sigma = self.abstract_policy(fixed, self.agent, seed, self.fixed)
+        return exploitability(fixed, sigma, get_tree(fixed))
+
     def extra_state(self) -> dict[str, Any]:
-        out = {**super().extra_state(), "corpus": list(self.corpus)}
+        out = {**super().extra_state(), "corpus": list(self.corpus), "fixed_corpus": list(self.fixed_corpus)}
         if self.initial is not None:  # the untrained baseline must survive a resume, not become the resumed weights
             out["initial"] = {k: v.detach().clone() for k, v in self.initial.state_dict().items()}
         return out
@@ -314,6 +433,7 @@ class LSPO(DPO):
     def load_extra_state(self, state: dict[str, Any]) -> None:
         super().load_extra_state(state)
         self.corpus = list(state.get("corpus", []))
+        self.fixed_corpus, self.fixed = list(state.get("fixed_corpus", [])), None  # refitted (same seed) on use
         if self.initial is not None and "initial" in state:
             self.initial.load_state_dict(state["initial"])
 
