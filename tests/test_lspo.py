@@ -146,22 +146,23 @@ def test_dpo_raises_the_chosen_margin_and_outcome_pairs():
         load_trainer({"name": "dpo", "params": {"reference": "sft"}}, g, [agent])
 
 
-def test_lspo_iteration_end_to_end_and_state_round_trip():
+# A small LSPO iteration on Kuhn table talk (8-character talk, k = 2, a short CFR solve).
+SMALL_LSPO = {
+    "candidates": 1,
+    "k_min": 2,
+    "k_max": 2,
+    "solver_iterations": 50,
+    "eval_samples": 1,
+    "compare_initial": False,
+    "measure_before": False,
+    "seed": 0,
+}
 
+
+def test_lspo_iteration_end_to_end_and_state_round_trip():
     g = load_game("table_talk(game=kuhn_poker,max_chars=8)")
     agent = _llm(g, max_text_tokens=8)
-    params = {
-        "candidates": 1,
-        "k_min": 2,
-        "k_max": 2,
-        "solver_iterations": 50,
-        "eval_samples": 1,
-        "compare_initial": False,
-        "measure_before": False,
-        "epochs": 1,
-        "lr": 1e-4,
-        "seed": 0,
-    }
+    params = {**SMALL_LSPO, "epochs": 1, "lr": 1e-4}
     trainer = load_trainer({"name": "lspo", "params": params}, g, [agent])
     trajs = [r.trajectory for r in play_games(g, [agent, agent], num_games=4, seed=0, record=True)]
     out = trainer.update(trajs)
@@ -296,19 +297,7 @@ def test_shipped_kuhn_talk_config():
 def _lspo(**extra):
     g = load_game("table_talk(game=kuhn_poker,max_chars=8)")
     agent = _llm(g, max_text_tokens=8)
-    params = {
-        "candidates": 1,
-        "k_min": 2,
-        "k_max": 2,
-        "solver_iterations": 50,
-        "eval_samples": 1,
-        "compare_initial": False,
-        "measure_before": False,
-        "epochs": 8,
-        "lr": 1e-3,
-        "seed": 0,
-        **extra,
-    }
+    params = {**SMALL_LSPO, "epochs": 8, "lr": 1e-3, **extra}
     return g, agent, load_trainer({"name": "lspo", "params": params}, g, [agent])
 
 
