@@ -42,9 +42,9 @@ class Planner:
     pairings are independent)."""
 
     def __init__(self, run: str, seed: int) -> None:
-        from arena.store import match_id
+        from arena.store import match_ids
 
-        self._id = match_id
+        self._ids = match_ids
         self.run, self.seed = run, seed
         self.counters: dict[tuple[str, ...], int] = {}
         self.last_deal: dict[tuple[str, ...], tuple[int, int]] = {}
@@ -60,14 +60,14 @@ class Planner:
             key = "|".join(p.group)
             start = self.counters.get(p.group, 0)
             rotations = [tuple(p.group[(s + r) % n] for s in range(n)) for r in range(n)]
-            mid = self._id  # the same ids, made once per game
+            ids = self._ids(self.run, key, self.seed, range(start, start + p.games))
             q, deal = self.last_deal.get(p.group, (-1, 0))
             games = []
             seq = self.seq
-            for k in range(start, start + p.games):
+            for mid, k in zip(ids, range(start, start + p.games)):
                 if q != k // n:
                     q, deal, self.num_deals = k // n, self.num_deals, self.num_deals + 1
-                games.append(PlannedGame(mid(self.run, key, self.seed, k), seq, rnd, key, rotations[k % n], deal))
+                games.append(PlannedGame(mid, seq, rnd, key, rotations[k % n], deal))
                 seq += 1
             if p.games:
                 self.last_deal[p.group] = (q, deal)
@@ -164,19 +164,29 @@ class Submitted:
         self.ctx = dict(context or {}, run_dir=str(store.path))
 
     def collect(self) -> list[tuple[PlannedGame, Any]]:
-        from arena.registry import direct_caller, get_registry
+        from arena.registry import event_caller, get_registry
         from arena.store import MatchRecord
 
-        finished = direct_caller(get_registry().hook.arena_match_finished)
+        hook = get_registry().hook
+        finished = event_caller(hook.arena_match_finished)  # None: no per-game event to build
+        batch_finished = event_caller(hook.arena_matches_finished)
         played: list[tuple[PlannedGame, Any]] = []
         waiting: dict[str, tuple[PlannedGame, Any]] = {}  # stored, not yet committed: observers wait
+        ctx = self.ctx
 
         def announce(records: list[MatchRecord]) -> None:
             if self.on_stored is not None:
                 self.on_stored(records)
-            for rec in records:
-                g, res = waiting.pop(rec.id)
-                finished(result=res, context={**self.ctx, "match_id": g.id, "pairing": g.pairing, "round": g.round})
+            pop = waiting.pop
+            if finished is not None:
+                for rec in records:
+                    g, res = waiting[rec.id]
+                    finished(result=res, context={**ctx, "match_id": g.id, "pairing": g.pairing, "round": g.round})
+            if batch_finished is not None:
+                batch_finished(results=[pop(rec.id)[1] for rec in records], context=ctx)
+            else:
+                for rec in records:
+                    pop(rec.id)
 
         def on_result(task: GameTask, res: Any) -> None:
             g = task.key[res.index]

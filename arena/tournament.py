@@ -37,6 +37,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from itertools import combinations, islice
+from operator import attrgetter
 from typing import Any, Callable, Generator, Sequence
 
 import numpy as np
@@ -485,8 +486,8 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
         snapshots[step] = {a: (rating[i], None, None, games[a]) for i, a in enumerate(names)}
         tb.scalars({f"rating/bt/{a}": rating[i] for i, a in enumerate(names)}, step)
 
-    fresh: dict[str, Any] = {}
-    """Records this invocation stored and the rating state has not seen yet, by id."""
+    fresh: list[Any] = []
+    """Records this invocation stored and the rating state has not seen yet (commit order)."""
 
     def feed(upto: int, planned: Sequence[PlannedGame] = ()) -> None:
         """Give the rating state the games up to plan position ``upto`` in plan order,
@@ -494,7 +495,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
         the records in memory, anything else streamed from the store — each game once,
         whatever the run's length."""
         if planned and planned[0].plan_seq == state.records and len(fresh) == len(planned):
-            recs: Any = (fresh[g.id] for g in planned)
+            recs: Any = sorted(fresh, key=attrgetter("plan_seq"))  # the slice's games, in plan order
         else:
             recs = store.iter_matches(state.records, upto)
         recs = iter(recs)
@@ -548,7 +549,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
                 context=context,
                 skip_stored=store.plan_count(lo, hi) > 0,  # a fresh slice needs no id lookups
                 on_game=(lambda g, res: bar.advance(1)) if cfg.progress and not quiet else None,
-                on_stored=lambda recs: fresh.update((r.id, r) for r in recs),
+                on_stored=fresh.extend,
                 # the first slice commits every 512 games (a killed run soon has games stored),
                 # later ones once per slice (one transaction per 8192 games)
                 commit_every=PLAN_SLICE if played else 512,
