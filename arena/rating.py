@@ -563,17 +563,18 @@ class RatingState:
         fast = self._osk_fast
         for r in records:
             seats = r.seats
-            if len(seats) == 2 and fast:
-                a, b = seats
-                if (a == p and b == q) or (a == q and b == p):
-                    if not (getattr(r, "info", None) or {}).get("teams"):
+            if fast and len(seats) == 2:
+                info = getattr(r, "info", None)
+                if not (info and info.get("teams")):
+                    a, b = seats
+                    if (a == p and b == q) or (a == q and b == p):
                         run.append(r)
                         continue
-                elif a != b and not (getattr(r, "info", None) or {}).get("teams"):
-                    if run:
-                        self._add_duels(p, q, run)
-                    run, p, q = [r], a, b
-                    continue
+                    if a != b:
+                        if run:
+                            self._add_duels(p, q, run)
+                        run, p, q = [r], a, b
+                        continue
             if run:
                 self._add_duels(p, q, run)
                 run, p, q = [], None, None

@@ -171,35 +171,45 @@ class Submitted:
         finished = event_caller(hook.arena_match_finished)  # None: no per-game event to build
         batch_finished = event_caller(hook.arena_matches_finished)
         played: list[tuple[PlannedGame, Any]] = []
-        waiting: dict[str, tuple[PlannedGame, Any]] = {}  # stored, not yet committed: observers wait
-        ctx = self.ctx
+        waiting: list[tuple[PlannedGame, Any]] = []  # staged, not yet committed: observers wait
+        ctx, on_stored = self.ctx, self.on_stored
 
         def announce(records: list[MatchRecord]) -> None:
-            if self.on_stored is not None:
-                self.on_stored(records)
-            pop = waiting.pop
+            if on_stored is not None:
+                on_stored(records)
+            if len(records) == len(waiting):  # every staged game was new
+                done = waiting[:]
+            else:  # some were in the store already (another process, a resume): not announced
+                ids = {r.id for r in records}
+                done = [x for x in waiting if x[0].id in ids]
+            waiting.clear()
             if finished is not None:
-                for rec in records:
-                    g, res = waiting[rec.id]
+                by_id = {g.id: (g, res) for g, res in done}
+                for rec in records:  # commit order, as the store gives them
+                    g, res = by_id[rec.id]
                     finished(result=res, context={**ctx, "match_id": g.id, "pairing": g.pairing, "round": g.round})
             if batch_finished is not None:
-                batch_finished(results=[pop(rec.id)[1] for rec in records], context=ctx)
-            else:
-                for rec in records:
-                    pop(rec.id)
+                batch_finished(results=[res for _, res in done], context=ctx)
+
+        record, from_result, game, amend, on_game = (
+            self.store.record_match,
+            MatchRecord.from_result,
+            self.game,
+            self.amend,
+            self.on_game,
+        )
+        transcripts = self.transcripts
 
         def on_result(task: GameTask, res: Any) -> None:
             g = task.key[res.index]
-            rec = MatchRecord.from_result(
-                res, id=g.id, pairing=g.pairing, game=self.game, plan_seq=g.plan_seq, round=g.round
-            )
-            if self.amend is not None:
-                self.amend(g, rec)
-            waiting[g.id] = (g, res)
-            if not self.store.record_match(rec, res.transcript if self.transcripts else None):
-                waiting.pop(g.id)
-            if self.on_game is not None:
-                self.on_game(g, res)
+            rec = from_result(res, id=g.id, pairing=g.pairing, game=game, plan_seq=g.plan_seq, round=g.round)
+            if amend is not None:
+                amend(g, rec)
+            waiting.append((g, res))  # before staging: staging may commit (and announce) at once
+            if not record(rec, res.transcript if transcripts else None):
+                waiting.pop()  # staged already: refused, nothing committed
+            if on_game is not None:
+                on_game(g, res)
             played.append((g, res))
 
         with self.store.batch(self.commit_every, on_commit=announce):

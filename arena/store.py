@@ -150,7 +150,7 @@ class MatchRecord:
             int(result.index),
             game,
             list(result.seats),
-            [float(x) for x in result.returns],
+            list(map(float, result.returns)),
             plan_seq,
             round,
             f.player if f else None,
