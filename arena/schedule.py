@@ -162,8 +162,13 @@ class Submitted:
         self.transcripts, self.amend, self.on_game = transcripts, amend, on_game
         self.commit_every, self.on_stored = commit_every, on_stored
         self.ctx = dict(context or {}, run_dir=str(store.path))
+        self.played = 0
+        """Games played by :meth:`collect`."""
 
-    def collect(self) -> list[tuple[PlannedGame, Any]]:
+    def collect(self, keep: bool = True) -> list[tuple[PlannedGame, Any]]:
+        """Play (or wait for) the games, record them, and return ``(game, result)`` for each in
+        plan order — or, with ``keep=False``, nothing (a caller that reads the store needs no
+        per-game list); :attr:`played` counts them either way."""
         from arena.registry import event_caller, get_registry
         from arena.store import MatchRecord
 
@@ -210,14 +215,19 @@ class Submitted:
                 waiting.pop()  # staged already: refused, nothing committed
             if on_game is not None:
                 on_game(g, res)
-            played.append((g, res))
+            if keep:
+                played.append((g, res))
+            else:
+                self.played += 1
 
         with self.store.batch(self.commit_every, on_commit=announce):
             if self.pending is None:
                 self.executor.run(self.tasks, on_result)
             else:
                 self.executor.collect(self.pending, on_result)
-        played.sort(key=lambda x: x[0].plan_seq)
+        if keep:
+            self.played = len(played)
+            played.sort(key=lambda x: x[0].plan_seq)
         return played
 
 

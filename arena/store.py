@@ -655,6 +655,14 @@ def _check_existing(db: Path) -> None:
         raise ArenaError(f"{db} is not an arena run store (foreign SQLite database)")
 
 
+WAL_CHECKPOINT_PAGES = 16384
+"""Pages (4 KiB) the write-ahead log may reach before a commit copies it into the database
+(SQLite's default: 1000). A tournament commits ~8,192 games (a few MB) at a time; with the
+default every other commit set off a checkpoint and its fsyncs (measured on a bare store:
+3.7 µs of wall time per row, 2.3 µs with this value; CPU 8% lower). The log is at most
+~64 MiB, reused after each checkpoint and removed when the store closes."""
+
+
 def _connect(db: Path, create: bool) -> sqlite3.Connection:
     if not create:
         _check_existing(db)
@@ -662,6 +670,7 @@ def _connect(db: Path, create: bool) -> sqlite3.Connection:
         conn = sqlite3.connect(db, timeout=30.0, isolation_level="DEFERRED")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
     except sqlite3.DatabaseError as exc:
         raise ArenaError(f"{db} is not an arena run store (corrupt database: {exc})") from None
     return conn

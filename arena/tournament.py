@@ -559,9 +559,10 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
                 # later ones once per slice (one transaction per 8192 games)
                 commit_every=PLAN_SLICE if played else 512,
                 start=False,
-            ).collect()
-            played += len(now)
-            bar.advance(len(planned) - len(now))
+            )
+            now.collect(keep=False)  # the games are read back from the store (and fresh)
+            played += now.played
+            bar.advance(len(planned) - now.played)
             missing = len(planned) - store.plan_count(lo, hi)
             if missing:
                 raise ArenaError(f"{missing} planned games are missing from the store after {where}")
