@@ -64,10 +64,11 @@ class Planner:
             q, deal = self.last_deal.get(p.group, (-1, 0))
             games = []
             seq = self.seq
+            new = tuple.__new__  # PlannedGame(...) without its Python-level __new__ (all 7 fields given)
             for mid, k in zip(ids, range(start, start + p.games)):
                 if q != k // n:
                     q, deal, self.num_deals = k // n, self.num_deals, self.num_deals + 1
-                games.append(PlannedGame(mid, seq, rnd, key, rotations[k % n], deal))
+                games.append(new(PlannedGame, (mid, seq, rnd, key, rotations[k % n], deal, None)))
                 seq += 1
             if p.games:
                 self.last_deal[p.group] = (q, deal)
