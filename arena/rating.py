@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from math import exp, sqrt
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -179,13 +180,15 @@ def _pl_duel(
 ) -> tuple[float, float, float, float]:
     """The Plackett–Luce 1v1 step on plain floats: team 0 ranks first (or ties), team 1 second;
     returns ``(mu0, sigma0, mu1, sigma1)``. OpenSkill's operations in OpenSkill's order (teams
-    sorted by rank, ``sum_q`` accumulated as it does, its ``* 1.0`` weights kept: each one is a
-    rounding step of the reference), so the result is bit-for-bit ``model.rate``'s."""
-    s0 = math.sqrt(sigma0 * sigma0 + tau_squared)
-    s1 = math.sqrt(sigma1 * sigma1 + tau_squared)
-    v0, v1 = (s0 * 1.0) ** 2, (s1 * 1.0) ** 2
-    c = math.sqrt(0.0 + (v0 + beta_squared) + (v1 + beta_squared))
-    e0, e1 = math.exp(mu0 / c), math.exp(mu1 / c)
+    sorted by rank, ``sum_q`` accumulated as it does), so the result is bit-for-bit
+    ``model.rate``'s. Left out are only operations that are exact identities in IEEE arithmetic:
+    OpenSkill's ``x * 1.0`` weights, its ``0.0 +`` start of a sum of positive terms (``v + β²``
+    is never −0), ``s**2`` computed twice (``ratio = v / v``), ``max`` written as a comparison."""
+    s0 = sqrt(sigma0 * sigma0 + tau_squared)
+    s1 = sqrt(sigma1 * sigma1 + tau_squared)
+    v0, v1 = s0**2, s1**2
+    c = sqrt((v0 + beta_squared) + (v1 + beta_squared))
+    e0, e1 = exp(mu0 / c), exp(mu1 / c)
     total = e0 + e1
     x0, x1 = e0 / total, e1 / total
     if tie:  # both teams compare against both sums (each e0 + e1), A_q = 2
@@ -202,17 +205,19 @@ def _pl_duel(
     c2 = c**2
     w0 *= v0 / c
     d0 *= v0 / c2
-    d0 *= math.sqrt(v0) / c
-    ratio0 = s0**2 / v0
+    d0 *= sqrt(v0) / c
+    ratio0 = v0 / v0
     w1 *= v1 / c
     d1 *= v1 / c2
-    d1 *= math.sqrt(v1) / c
-    ratio1 = s1**2 / v1
+    d1 *= sqrt(v1) / c
+    ratio1 = v1 / v1
+    f0 = 1 - ratio0 * d0
+    f1 = 1 - ratio1 * d1
     return (
-        mu0 + ratio0 * w0 * 1.0,
-        s0 * math.sqrt(max(1 - ratio0 * d0 * 1.0, kappa)),
-        mu1 + ratio1 * w1 * 1.0,
-        s1 * math.sqrt(max(1 - ratio1 * d1 * 1.0, kappa)),
+        mu0 + ratio0 * w0,
+        s0 * sqrt(kappa if kappa > f0 else f0),
+        mu1 + ratio1 * w1,
+        s1 * sqrt(kappa if kappa > f1 else f1),
     )
 
 
