@@ -724,12 +724,12 @@ class RatingState:
                 deal = getattr(r, "game_index", getattr(r, "id", None))
             if not pairing:
                 pairing = "|".join(sorted({p, q}))
-            unit = (pairing, seed, deal)
-            if unit == pend_unit:  # the seat-swapped game right after: the deal is complete
-                key = (pairing, pend_out, out)
+            if pend_unit is not None and deal == pend_unit[2] and pairing == pend_unit[0] and seed == pend_unit[1]:
+                key = (pairing, pend_out, out)  # the seat-swapped game right after: the deal is complete
                 completed[key] = completed.get(key, 0) + 1
                 pend_unit = None
                 continue
+            unit = (pairing, seed, deal)
             held = open_units.pop(unit, None) if open_units else None
             if held is not None:
                 held[2].append(out)

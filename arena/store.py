@@ -100,8 +100,8 @@ def match_id(run: str, pairing: str, seed: int, k: int) -> str:
 
 def match_ids(run: str, pairing: str, seed: int, ks: range) -> list[str]:
     """:func:`match_id` of every ``k`` in ``ks`` (the planner's per-game ids, the hash made once)."""
-    prefix = _pairing_prefix(run, pairing, seed)
-    return [prefix + format(k, "012x") for k in ks]
+    pattern = _pairing_prefix(run, pairing, seed) + "%012x"  # the prefix is hex: no other "%"
+    return [pattern % k for k in ks]
 
 
 @lru_cache(maxsize=4096)
