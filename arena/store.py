@@ -659,8 +659,9 @@ WAL_CHECKPOINT_PAGES = 16384
 """Pages (4 KiB) the write-ahead log may reach before a commit copies it into the database
 (SQLite's default: 1000). A tournament commits ~8,192 games (a few MB) at a time; with the
 default every other commit set off a checkpoint and its fsyncs (measured on a bare store:
-3.7 µs of wall time per row, 2.3 µs with this value; CPU 8% lower). The log is at most
-~64 MiB, reused after each checkpoint and removed when the store closes."""
+3.7 µs of wall time per row, 2.3 µs with this value; CPU 8% lower). The log grows to about
+64 MiB between checkpoints (more while a reader holds an old snapshot), is reused after each
+checkpoint and removed when the store closes."""
 
 
 def _connect(db: Path, create: bool) -> sqlite3.Connection:
