@@ -278,7 +278,7 @@ def _match_run(args: argparse.Namespace) -> int:
             f"game '{game.spec.full_name}' has {game.spec.num_players} seats but {len(agents)} agents were given"
         )
     dedupe_names(agents)
-    from arena.registry import direct_caller, get_registry
+    from arena.registry import event_caller, get_registry
 
     hook = get_registry().hook
     run = {
@@ -291,7 +291,8 @@ def _match_run(args: argparse.Namespace) -> int:
         "progress": not args.json,
     }
     hook.arena_run_started(run=run)
-    announce = direct_caller(hook.arena_match_finished)
+    announce = event_caller(hook.arena_match_finished)  # None: no per-game event to build
+    announce_batch = event_caller(hook.arena_matches_finished)
     summary = MatchSummary([a.name for a in agents])
     writer = None
     if args.json or cfg.out:
@@ -305,7 +306,11 @@ def _match_run(args: argparse.Namespace) -> int:
     def on_batch(results: list) -> None:
         for r in results:
             summary.add(r)
-            announce(result=r, context=run)
+        if announce is not None:
+            for r in results:
+                announce(result=r, context=run)
+        if announce_batch is not None:
+            announce_batch(results=results, context=run)
         if writer is not None:
             writer.add(results)
 

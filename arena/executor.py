@@ -86,10 +86,19 @@ Fetch = Callable[[Checkpoint], str]
 """Where a worker finds a checkpoint's files (a local copy of what the driver broadcast)."""
 
 
-def _agent(game: Any, game_name: str, spec: Any, label: str, fetch: Fetch | None = None) -> Any:
+def _agent(
+    game: Any, game_name: str, spec: Any, label: str, fetch: Fetch | None = None, keys: dict[Any, tuple] | None = None
+) -> Any:
+    """The agent for a seat, built once per process (or per checkpoint version). ``keys``: the
+    seat keys already worked out in this executor run, by ``id(spec)`` — the run's tasks hold
+    their specs, so an id cannot be reused while it lasts, and a slice of a tournament has
+    hundreds of tasks with the same few specs (each key is a sorted JSON dump)."""
     from arena.loading import load_agent, load_checkpoint
 
-    key = _agent_key(game_name, spec, label)
+    known = keys.get((id(spec), game_name, label)) if keys is not None else None
+    key = known if known is not None else _agent_key(game_name, spec, label)
+    if keys is not None:
+        keys[(id(spec), game_name, label)] = key
     held = _AGENTS.get(key)
     if held is not None and held[0] == _version(spec):
         return held[1]
@@ -109,16 +118,22 @@ def _agent(game: Any, game_name: str, spec: Any, label: str, fetch: Fetch | None
     return agent
 
 
-def run_task(task: GameTask, on_result: Callable[[Any], None] | None = None, fetch: Fetch | None = None) -> list[Any]:
+def run_task(
+    task: GameTask,
+    on_result: Callable[[Any], None] | None = None,
+    fetch: Fetch | None = None,
+    keys: dict[Any, tuple] | None = None,
+) -> list[Any]:
     """Play one task here and return its :class:`~arena.match.GameResult` list (trajectories
-    only when the task asks for them). Used by every executor, locally or remotely."""
+    only when the task asks for them). Used by every executor, locally or remotely; ``keys``:
+    see :func:`_agent` (a dict shared by the tasks of one run, never kept beyond it)."""
     from arena.loading import load_game
     from arena.match import play_games
 
     if task.game not in _GAMES:
         _GAMES[task.game] = load_game(task.game)
     game = _GAMES[task.game]
-    agents = [_agent(game, task.game, s, lbl, fetch) for s, lbl in zip(task.seats, task.labels)]
+    agents = [_agent(game, task.game, s, lbl, fetch, keys) for s, lbl in zip(task.seats, task.labels)]
     results = play_games(
         game,
         agents,
@@ -182,8 +197,9 @@ class InProcessExecutor(Executor):
     def run(self, tasks: Sequence[GameTask], on_result: OnResult) -> None:
         from functools import partial
 
+        keys: dict[Any, tuple] = {}  # lives as long as ``tasks`` (which hold the specs it is keyed by)
         for task in tasks:
-            run_task(task, on_result=partial(on_result, task))
+            run_task(task, on_result=partial(on_result, task), keys=keys)
 
     def submit(self, tasks: Sequence[GameTask]) -> Pending:
         return Pending(tasks, [(t, run_task(t)) for t in tasks])

@@ -191,14 +191,17 @@ def _next_ahead(rngs: Sequence[GameRandom], ahead: int) -> int:
 
 
 @contextlib.contextmanager
-def relaxed_gc() -> Iterator[None]:
+def relaxed_gc(young: int = 50_000) -> Iterator[None]:
     """The runner allocates many short-lived acyclic objects; with the default thresholds the
     cyclic GC rescans the whole heap over and over (measured: ~1.5x slower on Kuhn poker).
     Callers that play many small batches (a tournament's tasks) hold it around all of them:
     restoring the default threshold after each batch set off a collection over everything the
-    batch allocated (measured: 6% of a 10⁵-game tournament)."""
+    batch allocated (measured: 6% of a 10⁵-game tournament). ``young``: the youngest
+    generation's threshold (objects allocated and still alive since its last collection) — a
+    caller that holds many objects for a while (a tournament's plan slice of records) sets it
+    above what it holds, so they are freed before any collection scans them."""
     old = gc.get_threshold()
-    gc.set_threshold(max(old[0], 50_000), old[1], old[2])
+    gc.set_threshold(max(old[0], young), old[1], old[2])
     try:
         yield
     finally:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from math import exp, sqrt
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -154,43 +155,70 @@ def plackett_luce_1v1(model: Any, a: Any, b: Any, rank_a: int, rank_b: int) -> N
 
     Why: ``model.rate`` validates, deep-copies and builds team objects for every game — ~35 µs
     of a tournament game's ~110. For two single-player teams Weng & Lin's Algorithm 4 (with
-    OpenSkill's τ correction, γ = σ/c and κ floor) is a handful of floating-point operations;
-    they are done here in exactly OpenSkill's order (teams sorted by rank, ``sum_q``
-    accumulated as it does), so the ratings are bit-for-bit those of ``model.rate``
-    (tests/test_rating.py checks it against ``openskill`` on random win/draw/loss sequences).
+    OpenSkill's τ correction, γ = σ/c and κ floor) is a handful of floating-point operations
+    (:func:`_pl_duel`), done in exactly OpenSkill's order, so the ratings are bit-for-bit those
+    of ``model.rate`` (tests/test_rating.py checks it against ``openskill`` on random
+    win/draw/loss sequences).
     """
     tau = model.tau
-    tau_squared = tau * tau
-    beta_squared = model.beta**2
-    kappa = model.kappa
-    first, second = (b, a) if rank_b < rank_a else (a, b)  # rate()'s stable sort by rank
-    tie = rank_a == rank_b
-    s0 = math.sqrt(first.sigma * first.sigma + tau_squared)
-    s1 = math.sqrt(second.sigma * second.sigma + tau_squared)
-    v0, v1 = (s0 * 1.0) ** 2, (s1 * 1.0) ** 2
-    c = math.sqrt(0.0 + (v0 + beta_squared) + (v1 + beta_squared))
-    e0, e1 = math.exp(first.mu / c), math.exp(second.mu / c)
+    b_first = rank_b < rank_a  # rate()'s stable sort by rank
+    first, second = (b, a) if b_first else (a, b)
+    first.mu, first.sigma, second.mu, second.sigma = _pl_duel(
+        first.mu, first.sigma, second.mu, second.sigma, rank_a == rank_b, tau * tau, model.beta**2, model.kappa
+    )
+
+
+def _pl_duel(
+    mu0: float,
+    sigma0: float,
+    mu1: float,
+    sigma1: float,
+    tie: bool,
+    tau_squared: float,
+    beta_squared: float,
+    kappa: float,
+) -> tuple[float, float, float, float]:
+    """The Plackett–Luce 1v1 step on plain floats: team 0 ranks first (or ties), team 1 second;
+    returns ``(mu0, sigma0, mu1, sigma1)``. OpenSkill's operations in OpenSkill's order (teams
+    sorted by rank, ``sum_q`` accumulated as it does), so the result is bit-for-bit
+    ``model.rate``'s. Left out are only operations that are exact identities in IEEE arithmetic:
+    OpenSkill's ``x * 1.0`` weights, its ``0.0 +`` start of a sum of positive terms (``v + β²``
+    is never −0), ``s**2`` computed twice (``ratio = v / v``), ``max`` written as a comparison."""
+    s0 = sqrt(sigma0 * sigma0 + tau_squared)
+    s1 = sqrt(sigma1 * sigma1 + tau_squared)
+    v0, v1 = s0**2, s1**2
+    c = sqrt((v0 + beta_squared) + (v1 + beta_squared))
+    e0, e1 = exp(mu0 / c), exp(mu1 / c)
     total = e0 + e1
+    x0, x1 = e0 / total, e1 / total
     if tie:  # both teams compare against both sums (each e0 + e1), A_q = 2
-        x0, x1 = e0 / total, e1 / total
         d0 = x0 * (1 - x0) / 2 + x0 * (1 - x0) / 2
         w0 = (1 - x0) / 2 - x0 / 2
         d1 = x1 * (1 - x1) / 2 + x1 * (1 - x1) / 2
         w1 = -x1 / 2 + (1 - x1) / 2
     else:  # the winner compares against sum_q[0] = e0 + e1, the loser against it and e1 alone
-        x0, x1 = e0 / total, e1 / total
         d0 = x0 * (1 - x0)
         w0 = 1 - x0
         y = e1 / e1
         d1 = x1 * (1 - x1) + y * (1 - y)
         w1 = -x1 + (1 - y)
-    for r, s, v, w, d in ((first, s0, v0, w0, d0), (second, s1, v1, w1, d1)):
-        w *= v / c
-        d *= v / c**2
-        d *= math.sqrt(v) / c
-        ratio = s**2 / v
-        r.mu = r.mu + ratio * w * 1.0
-        r.sigma = s * math.sqrt(max(1 - ratio * d * 1.0, kappa))
+    c2 = c**2
+    w0 *= v0 / c
+    d0 *= v0 / c2
+    d0 *= sqrt(v0) / c
+    ratio0 = v0 / v0
+    w1 *= v1 / c
+    d1 *= v1 / c2
+    d1 *= sqrt(v1) / c
+    ratio1 = v1 / v1
+    f0 = 1 - ratio0 * d0
+    f1 = 1 - ratio1 * d1
+    return (
+        mu0 + ratio0 * w0,
+        s0 * sqrt(kappa if kappa > f0 else f0),
+        mu1 + ratio1 * w1,
+        s1 * sqrt(kappa if kappa > f1 else f1),
+    )
 
 
 def _fast_plackett_luce(model: Any) -> bool:
@@ -531,26 +559,33 @@ class RatingState:
         self.add_all((r,))
 
     def add_all(self, records: Iterable[Any]) -> "RatingState":
-        """Games in plan order. Runs of duels (two different agents, no teams, the default
-        OpenSkill model) go through :meth:`_add_duels` with the state's tables held in locals
+        """Games in plan order. Runs of duels between the same two agents (no teams, the default
+        OpenSkill model) go through :meth:`_add_duels` with the pair's statistics held in locals
         — a tournament's rating cost per game; every other game through :meth:`_add_one`."""
         run: list[Any] = []
+        p = q = None
+        self.model()
+        fast = self._osk_fast
         for r in records:
             seats = r.seats
-            if (
-                len(seats) == 2
-                and seats[0] != seats[1]
-                and self._osk_fast
-                and not (getattr(r, "info", None) or {}).get("teams")
-            ):
-                run.append(r)
-                continue
+            if fast and len(seats) == 2:
+                info = getattr(r, "info", None)
+                if not (info and info.get("teams")):
+                    a, b = seats
+                    if (a == p and b == q) or (a == q and b == p):
+                        run.append(r)
+                        continue
+                    if a != b:
+                        if run:
+                            self._add_duels(p, q, run)
+                        run, p, q = [r], a, b
+                        continue
             if run:
-                self._add_duels(run)
-                run = []
+                self._add_duels(p, q, run)
+                run, p, q = [], None, None
             self._add_one(r)
         if run:
-            self._add_duels(run)
+            self._add_duels(p, q, run)
         return self
 
     def _add_one(self, r: Any) -> None:
@@ -600,76 +635,138 @@ class RatingState:
             self.C[i][j] += 1
             self.C[j][i] += 1
 
-    def _add_duels(self, records: Sequence[Any]) -> None:
-        """:meth:`_add_one` for games of two different agents, no teams, default OpenSkill model
-        — the same updates in the same floating-point order, written out, with the tables looked
-        up once per run of games (tests/test_tournament_scale.py checks it against the batch
-        functions)."""
-        idx, W, N, S, C = self.index, self.W, self.N, self.S, self.C
-        elo, osk, tally, elo_k, scale, model = self.elo, self.openskill, self.tally, self.elo_k, self.scale, self._osk
-        open_units, hist = self.open_units, self.hist
+    def _add_duels(self, p: str, q: str, records: Sequence[Any]) -> None:
+        """:meth:`_add_one` for consecutive games between agents ``p`` and ``q`` (either seating),
+        no teams, the default OpenSkill model: the same updates in the same floating-point order,
+        on locals — every sum that depends on its order (scores, returns, Elo, OpenSkill) is
+        accumulated game by game in a local starting from the table's value; counts (games,
+        wins, the ``N``/``C`` matrices) and points (multiples of ½, exact in any order) are added
+        once at the end. A deal's two games are usually adjacent, so a bootstrap unit completes
+        without the open-units table, and completed units are counted per signature before they
+        enter the histogram (tests/test_tournament_scale.py and tests/test_rating.py check all of
+        it against the batch functions)."""
+        self.ensure((p, q))
+        i, j = self.index[p], self.index[q]
+        W, S, elo_k, scale = self.W, self.S, self.elo_k, self.scale
+        w_pq, w_qp, s_pq, s_qp = W[i][j], W[j][i], S[i][j], S[j][i]
+        e_p, e_q = self.elo[p], self.elo[q]
+        rating_p, rating_q = self.openskill[p], self.openskill[q]
+        mu_p, sg_p, mu_q, sg_q = rating_p.mu, rating_p.sigma, rating_q.mu, rating_q.sigma
+        model = self._osk
+        tau_sq, beta_sq, kappa = model.tau * model.tau, model.beta**2, model.kappa
+        t_p, t_q = self.tally[p], self.tally[q]
+        ret_p, ret_q = t_p["ret"], t_q["ret"]
+        wins_p = wins_q = draws = forfeits_p = forfeits_q = 0
+        two_scale = 2.0 * scale if scale else 0.0
+        duel = _pl_duel
+        open_units = self.open_units
+        completed: dict[tuple[Any, tuple[str, str, float], tuple[str, str, float]], int] = {}
+        pend_unit: Any = None
+        pend_out: Any = None
         for r in records:
-            a, b = r.seats
+            a = r.seats[0]
             ra, rb = r.returns
-            if a not in idx or b not in idx:
-                self.ensure((a, b))
-                W, N, S, C = self.W, self.N, self.S, self.C
-            self.records += 1
-            i, j = idx[a], idx[b]
-            sc = pair_score(ra, rb, scale)
-            Wi, Wj, Ni, Nj = W[i], W[j], N[i], N[j]
-            Wi[j] += sc
-            Wj[i] += 1.0 - sc
-            Ni[j] += 1
-            Nj[i] += 1
-            elo[a], elo[b] = elo_update(elo[a], elo[b], sc, elo_k)
-            out = (a, b, sc)
-            pairing = getattr(r, "pairing", None) or "|".join(sorted({a, b}))
-            try:
-                game_index = r.game_index
-            except AttributeError:
-                game_index = getattr(r, "id", None)
-            unit = (pairing, getattr(r, "seed", 0), game_index)
-            held = open_units.pop(unit, None)
-            if held is None:  # the first game of its deal: the seat-swapped one completes it
-                open_units[unit] = (pairing, 1, [out])
+            if two_scale:  # pair_score, written out
+                x = 0.5 + (ra - rb) / two_scale
+                sc = x if 0.0 < x < 1.0 else (1.0 if x >= 1.0 else 0.0)
             else:
-                held[2].append(out)
-                hist.add(held[0], held[2])
-            plackett_luce_1v1(model, osk[a], osk[b], ra < rb, rb < ra)
+                sc = 1.0 if ra > rb else 0.5 if ra == rb else 0.0
+            if a == p:  # p in seat 0
+                w_pq += sc
+                w_qp += 1.0 - sc
+                delta = elo_k * (sc - 1.0 / (1.0 + 10.0 ** ((e_q - e_p) / 400.0)))
+                e_p, e_q = e_p + delta, e_q - delta
+                if ra < rb:
+                    mu_q, sg_q, mu_p, sg_p = duel(mu_q, sg_q, mu_p, sg_p, False, tau_sq, beta_sq, kappa)
+                else:
+                    mu_p, sg_p, mu_q, sg_q = duel(mu_p, sg_p, mu_q, sg_q, not rb < ra, tau_sq, beta_sq, kappa)
+                ret_p += ra
+                ret_q += rb
+                s_pq += ra
+                s_qp += rb
+                if rb > ra:
+                    wins_q += 1
+                elif ra == rb:
+                    draws += 1
+                elif ra == ra:  # not nan
+                    wins_p += 1
+                out = (p, q, sc)
+            else:  # q in seat 0
+                w_qp += sc
+                w_pq += 1.0 - sc
+                delta = elo_k * (sc - 1.0 / (1.0 + 10.0 ** ((e_p - e_q) / 400.0)))
+                e_q, e_p = e_q + delta, e_p - delta
+                if ra < rb:
+                    mu_p, sg_p, mu_q, sg_q = duel(mu_p, sg_p, mu_q, sg_q, False, tau_sq, beta_sq, kappa)
+                else:
+                    mu_q, sg_q, mu_p, sg_p = duel(mu_q, sg_q, mu_p, sg_p, not rb < ra, tau_sq, beta_sq, kappa)
+                ret_q += ra
+                ret_p += rb
+                s_qp += ra
+                s_pq += rb
+                if rb > ra:
+                    wins_p += 1
+                elif ra == rb:
+                    draws += 1
+                elif ra == ra:
+                    wins_q += 1
+                out = (q, p, sc)
             forfeit = r.forfeit_player
-            ta, tb = tally[a], tally[b]
-            ta["games"] += 1
-            tb["games"] += 1
-            ta["ret"] += ra
-            tb["ret"] += rb
-            best = rb if rb > ra else ra  # max(ra, rb), nan included
-            top_a, top_b = ra == best, rb == best
-            if top_a and top_b:
-                ta["draws"] += 1
-                tb["draws"] += 1
-                ta["points"] += 0.5
-                tb["points"] += 0.5
-            elif top_a:
-                ta["wins"] += 1
-                ta["points"] += 1.0
-                tb["losses"] += 1
-            elif top_b:
-                tb["wins"] += 1
-                tb["points"] += 1.0
-                ta["losses"] += 1
-            else:
-                ta["losses"] += 1
-                tb["losses"] += 1
-            if forfeit == 0:
-                ta["forfeits"] += 1
-            elif forfeit == 1:
-                tb["forfeits"] += 1
-            Si, Sj, Ci, Cj = S[i], S[j], C[i], C[j]
-            Si[j] += ra
-            Sj[i] += rb
-            Ci[j] += 1
-            Cj[i] += 1
+            if forfeit is not None:
+                if (forfeit == 0) == (a == p):
+                    forfeits_p += forfeit in (0, 1)
+                else:
+                    forfeits_q += forfeit in (0, 1)
+            try:  # the bootstrap unit: (pairing, seed, deal)
+                pairing, seed, deal = r.pairing, r.seed, r.game_index
+            except AttributeError:
+                pairing, seed = getattr(r, "pairing", None), getattr(r, "seed", 0)
+                deal = getattr(r, "game_index", getattr(r, "id", None))
+            if not pairing:
+                pairing = "|".join(sorted({p, q}))
+            if pend_unit is not None and deal == pend_unit[2] and pairing == pend_unit[0] and seed == pend_unit[1]:
+                key = (pairing, pend_out, out)  # the seat-swapped game right after: the deal is complete
+                completed[key] = completed.get(key, 0) + 1
+                pend_unit = None
+                continue
+            unit = (pairing, seed, deal)
+            held = open_units.pop(unit, None) if open_units else None
+            if held is not None:
+                held[2].append(out)
+                self.hist.add(held[0], held[2])
+                continue
+            if pend_unit is not None:
+                open_units[pend_unit] = (pend_unit[0], 1, [pend_out])
+            pend_unit, pend_out = unit, out
+        if pend_unit is not None:
+            open_units[pend_unit] = (pend_unit[0], 1, [pend_out])
+        hist = self.hist
+        for (stratum, first, second), count in completed.items():
+            bucket = hist.strata.setdefault(stratum, {})
+            sig = (first, second) if first <= second else (second, first)  # tuple(sorted(outcomes))
+            bucket[sig] = bucket.get(sig, 0) + count
+            hist.units += count
+        n = len(records)
+        self.records += n
+        W[i][j], W[j][i], S[i][j], S[j][i] = w_pq, w_qp, s_pq, s_qp
+        for M in (self.N, self.C):
+            M[i][j] += n
+            M[j][i] += n
+        self.elo[p], self.elo[q] = e_p, e_q
+        rating_p.mu, rating_p.sigma, rating_q.mu, rating_q.sigma = mu_p, sg_p, mu_q, sg_q
+        losses_p = n - wins_p - draws
+        losses_q = n - wins_q - draws
+        for t, wins, losses, forfeits, ret in (
+            (t_p, wins_p, losses_p, forfeits_p, ret_p),
+            (t_q, wins_q, losses_q, forfeits_q, ret_q),
+        ):
+            t["games"] += n
+            t["wins"] += wins
+            t["draws"] += draws
+            t["losses"] += losses
+            t["points"] += wins + 0.5 * draws
+            t["ret"] = ret
+            t["forfeits"] += forfeits
 
     def _openskill(self, r: Any) -> None:
         teams, ranks = teams_and_ranks(r.seats, r.returns, r.info)

@@ -42,6 +42,7 @@ KINDS = {
 EVENTS = (
     "arena_run_started",
     "arena_match_finished",
+    "arena_matches_finished",
     "arena_checkpoint_written",
     "arena_league_step",
     "arena_run_finished",
@@ -356,6 +357,12 @@ def direct_caller(hook_caller: Any) -> Callable[..., None]:
             fn(*[kwargs[a] for a in names])
 
     return call
+
+
+def event_caller(hook_caller: Any) -> Callable[..., None] | None:
+    """:func:`direct_caller` of an event hook, or None when no plugin implements it (the caller
+    then skips building the event's arguments)."""
+    return direct_caller(hook_caller) if hook_caller.get_hookimpls() else None
 
 
 def get_registry() -> Registry:

@@ -42,9 +42,9 @@ class Planner:
     pairings are independent)."""
 
     def __init__(self, run: str, seed: int) -> None:
-        from arena.store import match_id
+        from arena.store import match_ids
 
-        self._id = match_id
+        self._ids = match_ids
         self.run, self.seed = run, seed
         self.counters: dict[tuple[str, ...], int] = {}
         self.last_deal: dict[tuple[str, ...], tuple[int, int]] = {}
@@ -60,14 +60,15 @@ class Planner:
             key = "|".join(p.group)
             start = self.counters.get(p.group, 0)
             rotations = [tuple(p.group[(s + r) % n] for s in range(n)) for r in range(n)]
-            mid = self._id  # the same ids, made once per game
+            ids = self._ids(self.run, key, self.seed, range(start, start + p.games))
             q, deal = self.last_deal.get(p.group, (-1, 0))
             games = []
             seq = self.seq
-            for k in range(start, start + p.games):
+            new = tuple.__new__  # PlannedGame(...) without its Python-level __new__ (all 7 fields given)
+            for mid, k in zip(ids, range(start, start + p.games)):
                 if q != k // n:
                     q, deal, self.num_deals = k // n, self.num_deals, self.num_deals + 1
-                games.append(PlannedGame(mid(self.run, key, self.seed, k), seq, rnd, key, rotations[k % n], deal))
+                games.append(new(PlannedGame, (mid, seq, rnd, key, rotations[k % n], deal, None)))
                 seq += 1
             if p.games:
                 self.last_deal[p.group] = (q, deal)
@@ -162,42 +163,72 @@ class Submitted:
         self.transcripts, self.amend, self.on_game = transcripts, amend, on_game
         self.commit_every, self.on_stored = commit_every, on_stored
         self.ctx = dict(context or {}, run_dir=str(store.path))
+        self.played = 0
+        """Games played by :meth:`collect`."""
 
-    def collect(self) -> list[tuple[PlannedGame, Any]]:
-        from arena.registry import direct_caller, get_registry
+    def collect(self, keep: bool = True) -> list[tuple[PlannedGame, Any]]:
+        """Play (or wait for) the games, record them, and return ``(game, result)`` for each in
+        plan order — or, with ``keep=False``, nothing (a caller that reads the store needs no
+        per-game list); :attr:`played` counts them either way."""
+        from arena.registry import event_caller, get_registry
         from arena.store import MatchRecord
 
-        finished = direct_caller(get_registry().hook.arena_match_finished)
+        hook = get_registry().hook
+        finished = event_caller(hook.arena_match_finished)  # None: no per-game event to build
+        batch_finished = event_caller(hook.arena_matches_finished)
         played: list[tuple[PlannedGame, Any]] = []
-        waiting: dict[str, tuple[PlannedGame, Any]] = {}  # stored, not yet committed: observers wait
+        waiting: list[tuple[PlannedGame, Any]] = []  # staged, not yet committed: observers wait
+        ctx, on_stored = self.ctx, self.on_stored
 
         def announce(records: list[MatchRecord]) -> None:
-            if self.on_stored is not None:
-                self.on_stored(records)
-            for rec in records:
-                g, res = waiting.pop(rec.id)
-                finished(result=res, context={**self.ctx, "match_id": g.id, "pairing": g.pairing, "round": g.round})
+            if on_stored is not None:
+                on_stored(records)
+            if len(records) == len(waiting):  # every staged game was new
+                done = waiting[:]
+            else:  # some were in the store already (another process, a resume): not announced
+                ids = {r.id for r in records}
+                done = [x for x in waiting if x[0].id in ids]
+            waiting.clear()
+            if finished is not None:
+                by_id = {g.id: (g, res) for g, res in done}
+                for rec in records:  # commit order, as the store gives them
+                    g, res = by_id[rec.id]
+                    finished(result=res, context={**ctx, "match_id": g.id, "pairing": g.pairing, "round": g.round})
+            if batch_finished is not None:
+                batch_finished(results=[res for _, res in done], context=ctx)
+
+        record, from_result, game, amend, on_game = (
+            self.store.record_match,
+            MatchRecord.from_result,
+            self.game,
+            self.amend,
+            self.on_game,
+        )
+        transcripts = self.transcripts
 
         def on_result(task: GameTask, res: Any) -> None:
             g = task.key[res.index]
-            rec = MatchRecord.from_result(
-                res, id=g.id, pairing=g.pairing, game=self.game, plan_seq=g.plan_seq, round=g.round
-            )
-            if self.amend is not None:
-                self.amend(g, rec)
-            waiting[g.id] = (g, res)
-            if not self.store.record_match(rec, res.transcript if self.transcripts else None):
-                waiting.pop(g.id)
-            if self.on_game is not None:
-                self.on_game(g, res)
-            played.append((g, res))
+            rec = from_result(res, id=g.id, pairing=g.pairing, game=game, plan_seq=g.plan_seq, round=g.round)
+            if amend is not None:
+                amend(g, rec)
+            waiting.append((g, res))  # before staging: staging may commit (and announce) at once
+            if not record(rec, res.transcript if transcripts else None):
+                waiting.pop()  # staged already: refused, nothing committed
+            if on_game is not None:
+                on_game(g, res)
+            if keep:
+                played.append((g, res))
+            else:
+                self.played += 1
 
         with self.store.batch(self.commit_every, on_commit=announce):
             if self.pending is None:
                 self.executor.run(self.tasks, on_result)
             else:
                 self.executor.collect(self.pending, on_result)
-        played.sort(key=lambda x: x[0].plan_seq)
+        if keep:
+            self.played = len(played)
+            played.sort(key=lambda x: x[0].plan_seq)
         return played
 
 

@@ -4,6 +4,7 @@ corrupt or foreign files at the run path."""
 import sqlite3
 import subprocess
 import sys
+from dataclasses import asdict
 
 import pytest
 
@@ -139,3 +140,39 @@ def test_atomic_dir_clears_what_a_killed_writer_left(tmp_path):
     atomic_dir(tmp_path / "ppo@3", lambda d: (d / "weights.pt").write_text("whole"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ppo@3"]
     assert (tmp_path / "ppo@3" / "weights.pt").read_text() == "whole"
+
+
+def test_plain_games_stored_through_literal_columns_equal_the_records(tmp_path):
+    """A batch of plain games (no forfeit, transcript or details) of one game, seed and round is
+    inserted with those columns as SQL literals; mixed with other games, other seeds and a game
+    name that needs quoting, every stored row must be its record, with the same column types."""
+    recs = []
+    for k in range(12):
+        rec = _rec(match_id("fp", "a|b", 0, k), k)
+        rec.forfeit_player = rec.forfeit_agent = rec.forfeit_reason = None
+        rec.info = {}
+        rec.game = 'it\'s "quoted"; DROP TABLE matches; --'
+        recs.append(rec)
+    recs[3].info = {"winner": 1}  # not plain
+    recs[5].forfeit_player, recs[5].forfeit_agent, recs[5].forfeit_reason = 0, "a", "timeout"
+    with RunStore.open(tmp_path / "run", "fp") as s:
+        with s.batch(100):
+            for rec in recs:
+                assert s.record_match(rec)
+        other_seed = _rec(match_id("fp", "a|b", 2**40, 99), 99)
+        other_seed.seed, other_seed.round, other_seed.forfeit_player = 2**40, 7, None
+        other_seed.forfeit_agent = other_seed.forfeit_reason = None
+        other_seed.info = {}
+        with s.batch(100):  # one plain game of another seed and round with a plain game of seed 0: bound
+            assert s.record_match(other_seed)
+            plain = _rec(match_id("fp", "a|b", 0, 100), 100)
+            plain.forfeit_player = plain.forfeit_agent = plain.forfeit_reason = None
+            plain.info = {}
+            assert s.record_match(plain)
+        stored = s.matches()
+        types = s.conn.execute(
+            "SELECT DISTINCT typeof(seed), typeof(round), typeof(game), typeof(forfeit_player), typeof(transcript), "
+            "typeof(info), typeof(duration), typeof(recorded_at) FROM matches WHERE forfeit_player IS NULL"
+        ).fetchall()
+    assert [asdict(r) for r in stored] == [asdict(r) for r in recs + [other_seed, plain]]
+    assert types == [("integer", "integer", "text", "null", "null", "text", "real", "real")]

@@ -60,10 +60,10 @@ def arena_checkpoint_written(path: str, agent: str, context: dict[str, Any]) -> 
 
 
 @hookimpl
-def arena_match_finished(result: Any, context: dict[str, Any]) -> None:
+def arena_matches_finished(results: list[Any], context: dict[str, Any]) -> None:
     bar = _BARS.get(context.get("run_id"))
     if bar is not None and context.get("unit") == "games":
-        bar.advance(1)
+        bar.advance(len(results))
 
 
 @hookimpl

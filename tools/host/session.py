@@ -188,6 +188,7 @@ def run_host(
         def on_result(res: Any) -> None:
             _record(store, res, planned, spec.full_name, names, cfg.transcripts)
             hook.arena_match_finished(result=res, context=dict(run, match_id=planned[res.index]))
+            hook.arena_matches_finished(results=[res], context=run)
             reason = f"{res.forfeit.agent} forfeits: {res.forfeit.reason}" if res.forfeit else None
             for p in humans:
                 final = hub.state.observation_text(p) if hub.state is not None else ""
