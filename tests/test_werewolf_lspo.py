@@ -289,7 +289,7 @@ def test_the_leaderboard_config_seats_the_trained_village():
     models = {a["label"]: a.get("model") for a in cfg.agents}
     assert (
         "snapshots/learner@" in models["lspo_village"]
-        and models["untrained"] == "runs/lspo/tiny-village-brief-w1-s1-d5"
+        and models["untrained"] == "runs/lspo/tiny-village-brief-w1-s1-na"
     )
 
 

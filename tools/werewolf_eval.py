@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from negotiation_eval import interval, summary  # noqa: E402  (one summary for both games)
 
 METRICS = ("win", "draw", "return")
-GAME = "werewolf(players=7,wolves=1,talk=text,scripted=wolves,max_message_chars=48,max_days=5,text=brief)"
+GAME = "werewolf(players=7,wolves=1,talk=text,scripted=wolves,max_message_chars=48,max_days=5,allow_abstain=false,text=brief)"
 
 
 def learner_side(game: Any) -> str:
