@@ -287,4 +287,39 @@ def test_the_leaderboard_config_seats_the_trained_village():
     game = arena.load_game(cfg.game)
     assert len(cfg.agents) == game.spec.num_players == 7 and cfg.format.kind == "round_robin"
     models = {a["label"]: a.get("model") for a in cfg.agents}
-    assert "snapshots/learner@" in models["lspo_village"] and models["untrained"] == "runs/lspo/tiny-village-w1-s1"
+    assert (
+        "snapshots/learner@" in models["lspo_village"]
+        and models["untrained"] == "runs/lspo/tiny-village-brief-w1-s1-na"
+    )
+
+
+def test_werewolf_eval_pairs_the_deals_and_reports_intervals(tmp_path, capsys):
+    """tools/werewolf_eval.py: the scripted village against the scripted wolves, then the summary
+    of the same games against themselves (a paired change of exactly 0) and a refused mismatch."""
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import werewolf_eval
+
+    game = "werewolf(players=5,talk=text,scripted=wolves,max_days=2,text=brief)"
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert (
+        werewolf_eval.main(["play", "--game", game, "--agent", "werewolf_scripted", "--games", "30", "--out", str(a)])
+        == 0
+    )
+    row = json.loads(a.read_text())
+    assert row["side"] == "village" and len(row["per_game"]["win"]) == 30
+    lo, hi = row["win"]["ci"]
+    assert lo <= row["win"]["mean"] <= hi and row["win"]["mean"] == np.mean(row["per_game"]["win"])
+    assert row["return"]["mean"] == pytest.approx(2 * row["win"]["mean"] - 1 + row["draw"]["mean"])
+    capsys.readouterr()
+    assert werewolf_eval.main(["summary", str(a), "--before", str(a)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["win"]["change"]["mean"] == 0.0 and out["win"]["per_file"] == [row["win"]["mean"]]
+    other = "werewolf(players=5,talk=text,scripted=wolves,max_days=2)"
+    assert werewolf_eval.main(["play", "--game", other, "--agent", "random", "--games", "5", "--out", str(b)]) == 0
+    assert werewolf_eval.main(["summary", str(a), "--before", str(b)]) == 2  # other games: refused
+    assert werewolf_eval.main(["play", "--game", "werewolf(players=5)", "--agent", "random", "--games", "1"]) == 2
+    assert "needs scripted=wolves or scripted=village" in capsys.readouterr().err

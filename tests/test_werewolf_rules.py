@@ -279,15 +279,17 @@ def swapped_history(history, a, b):
 @given(
     players=st.integers(5, 9),
     talk=st.sampled_from(["structured", "none", "text"]),
+    text=st.sampled_from(["full", "brief"]),
     seed=st.integers(0, 2**31 - 1),
     data=st.data(),
 )
-def test_observations_leak_nothing_a_role_may_not_know(players, talk, seed, data):
+def test_observations_leak_nothing_a_role_may_not_know(players, talk, text, seed, data):
     """Exchanging the hidden roles of two seats that ``p`` cannot tell apart (any two others for
     a Villager or Doctor; two non-wolves for a Werewolf or a team-mode Seer), and replaying the
     same moves, must leave ``p``'s text, info-state key and tensor unchanged at every step (until
-    the two worlds' turn structure diverges, e.g. a kill removes the Doctor in one world only)."""
-    game = WerewolfGame(players=players, talk=talk)
+    the two worlds' turn structure diverges, e.g. a kill removes the Doctor in one world only).
+    Both text renderings: the full log and ``text=brief``."""
+    game = WerewolfGame(players=players, talk=talk, text=text)
     moves = [a for _, a in random_history(game, seed)][:-1]
     roles = moves[:players]
     p = data.draw(st.integers(0, players - 1), label="observer")
@@ -324,3 +326,37 @@ def test_a_villagers_view_never_names_another_role():
                 text = s.observation_text(p).split("\n", 1)[1]
                 for name in ROLE_NAMES[1:]:
                     assert name not in text, (name, text)
+
+
+def test_brief_text_is_the_current_day_in_short_phrases():
+    # seats: 0 wolf, 1 seer, 2 doctor, 3 villager, 4 villager
+    s = dealt([W, S, D, V, V], talk="text", text="brief")
+    play(s, 3, 4, 0)  # kill 3, protect 4, inspect the wolf
+    assert s.observation_text(1) == "p1 seer day 1/10\nchecked p0 wolf\nalive p0 p1 p2 p4\np3 killed"
+    assert s.observation_text(0) == "p0 werewolf day 1/10\nalive p0 p1 p2 p4\np0 picks p3\np3 killed\nsay"
+    assert (
+        s.observation_text(2) == "p2 doctor day 1/10\nlast protected p4\nalive p0 p1 p2 p4\nyou protect p4\np3 killed"
+    )
+    assert s.observation_text(3) == "p3 villager day 1/10 dead"
+    play(s, "I accuse p2.", "p0 is a werewolf", "I defend p1.", "...")
+    assert s.accused_today[2] == 1 and s.reports[1][0] == 1 and s.defended_today[1] == 1  # `pN` is understood
+    assert s.current_player() == 0 and s.observation_text(0).endswith(
+        "p0: I accuse p2.\np1: p0 is a werewolf\np2: I defend p1.\np4: ...\nvote"
+    )
+    assert [s.action_label(0, a) for a in s.legal_actions()] == ["p1", "p2", "p4", "abstain"]
+    play(s, 1, 0, 0, 0)  # p0 votes p1; the village exiles the wolf
+    assert s.observation_text(1) == "p1 seer day 1/10 over: village win, you +1"
+    # the next day starts afresh: yesterday's talk and votes are left out
+    s = dealt([W, S, D, V, V], talk="text", text="brief")
+    play(s, 3, 4, 2, "a", "b", "c", "d", 4, 4, 4, 0)  # the village exiles p4
+    assert s.observation_text(4) == "p4 villager day 2/10 dead" and s.current_player() == 0
+    assert s.observation_text(1) == "p1 seer day 2/10\nchecked p2 ok\nalive p0 p1 p2"
+    assert s.observation_text(0) == "p0 werewolf day 2/10\nalive p0 p1 p2\nkill"
+    full = WerewolfGame(players=7, talk="text")
+    brief = WerewolfGame(players=7, talk="text", text="brief")
+    lengths = {"full": [], "brief": []}
+    for name, game in (("full", full), ("brief", brief)):
+        for st_, _ in random_history(game, 3):
+            if not st_.is_terminal() and not st_.is_chance_node():
+                lengths[name].append(len(st_.observation_text(st_.current_player())))
+    assert np.mean(lengths["brief"]) * 4 < np.mean(lengths["full"])

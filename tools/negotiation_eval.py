@@ -68,10 +68,11 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def summary(paths: Sequence[str], before: Sequence[str] = ()) -> dict[str, Any]:
+def summary(paths: Sequence[str], before: Sequence[str] = (), metrics: Sequence[str] = METRICS) -> dict[str, Any]:
     """Mean / IQM over files (seeds) of each metric's per-seed mean, with bootstrap intervals.
     With ``before`` (one file per file, the same games: same game, seed and count), also each
-    seed's paired change (its interval over games) and the change's mean / IQM over seeds."""
+    seed's paired change (its interval over games) and the change's mean / IQM over seeds.
+    ``metrics``: the per-game keys of the files (tools/werewolf_eval.py passes its own)."""
     from arena.errors import ArenaError
     from arena.sweep import aggregate
 
@@ -83,7 +84,7 @@ def summary(paths: Sequence[str], before: Sequence[str] = ()) -> dict[str, Any]:
         if (r["game"], r["seed"], r["games"]) != (b["game"], b["seed"], b["games"]):
             raise ArenaError("summary: a --before file played other games (game, seed and count must match)")
     out: dict[str, Any] = {"files": list(paths), "before": list(before)}
-    for k in METRICS:
+    for k in metrics:
         vals = [r[k]["mean"] for r in rows]
         a = aggregate(vals)
         out[k] = {"per_file": vals, "mean": a.mean, "mean_ci": list(a.mean_ci), "iqm": a.iqm, "iqm_ci": list(a.iqm_ci)}

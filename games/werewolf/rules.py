@@ -24,6 +24,7 @@ WOLF_DECISIONS = ("last", "plurality")
 WOLF_WINS = ("parity", "majority")
 SEER_LEARNS = ("team", "role")
 SCRIPTED_SIDES = ("none", "wolves", "village")
+TEXT_MODES = ("full", "brief")
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,10 @@ class WerewolfConfig:
     as part of the environment (its decisions are chance nodes whose outcomes are the scripted
     policy's exact distribution, read from the acting seat's own tensor), so an agent that holds
     every seat plays only the other side: what a learner trained against that side needs."""
+    text: str = "full"
+    """``full`` (the whole log in sentences) or ``brief``: the current day only, in short phrases,
+    seats as ``p3`` (:func:`arena.games.werewolf.view.render_brief`; for a small LLM, whose cost
+    grows with every character it reads)."""
 
     def __post_init__(self) -> None:
         def bad(key: str, why: str) -> ArenaError:
@@ -78,6 +83,7 @@ class WerewolfConfig:
             ("wolf_win", WOLF_WINS),
             ("seer_learns", SEER_LEARNS),
             ("scripted", SCRIPTED_SIDES),
+            ("text", TEXT_MODES),
         ]
         for key, allowed in checks:
             if getattr(self, key) not in allowed:

@@ -17,7 +17,7 @@ import numpy as np
 from arena.game import CHANCE, TERMINAL, Action, GameSpec, IllegalActionError, State
 from arena.games.werewolf.rules import CLAIMABLE, DOCTOR, ROLE_NAMES, SEER, VILLAGER, WOLF, ActionLayout, WerewolfConfig
 from arena.games.werewolf.scripted import ScriptedPolicy
-from arena.games.werewolf.view import encode, render_text
+from arena.games.werewolf.view import encode, render_brief, render_text
 
 _TEXT_PATTERNS = [
     ("claim", re.compile(r"\bclaim(?:s|ing)?\s+(?:to\s+be\s+)?(?:the\s+|a\s+)?(villager|seer|doctor)\b", re.I)),
@@ -26,6 +26,10 @@ _TEXT_PATTERNS = [
     ("wolf", re.compile(r"\bplayer_(\d+)\s+is\s+a\s+werewolf\b", re.I)),
     ("defend", re.compile(r"\bdefend(?:s|ed)?\s+player_(\d+)\b", re.I)),
 ]
+_BRIEF_PATTERNS = [
+    (kind, re.compile(p.pattern.replace("player_", "(?:player_|p)"), re.I)) for kind, p in _TEXT_PATTERNS
+]
+"""``text=brief`` shows seats as ``p3``, so a speaker who writes them that way is understood too."""
 
 
 def seat(p: int) -> str:
@@ -216,6 +220,13 @@ class WerewolfState(State):
 
     # -- renderings ------------------------------------------------------------------------
     def action_label(self, player: int, action: int) -> str:
+        if self.cfg.text != "brief":
+            return self._action_label(player, action)
+        if player != CHANCE and action < self.n:  # a target: the decision asked names the verb
+            return f"p{action}"
+        return re.sub(r"\bplayer_(\d+)", r"p\1", self._action_label(player, action))
+
+    def _action_label(self, player: int, action: int) -> str:
         if player == CHANCE:
             return f"deal {ROLE_NAMES[action]}" if self.phase == "deal" else f"exile {seat(action)}"
         L = self.layout
@@ -239,7 +250,7 @@ class WerewolfState(State):
         return f"{seat(player)} {role}\n" + "\n".join(self.logs[player])
 
     def observation_text(self, player: int) -> str:
-        return render_text(self, player)
+        return render_brief(self, player) if self.cfg.text == "brief" else render_text(self, player)
 
     def observation_tensor(self, player: int) -> np.ndarray:
         if player in self.dead_view:
@@ -455,7 +466,7 @@ class WerewolfState(State):
 
     def _say_text(self, p: int, text: str) -> None:
         names = {"villager": VILLAGER, "seer": SEER, "doctor": DOCTOR}
-        for kind, pattern in _TEXT_PATTERNS:
+        for kind, pattern in _BRIEF_PATTERNS if self.cfg.text == "brief" else _TEXT_PATTERNS:
             for m in pattern.finditer(text):
                 arg = names[m.group(1).lower()] if kind == "claim" else int(m.group(1))
                 if kind == "claim" or 0 <= arg < self.n and arg != p or kind == "defend" and 0 <= arg < self.n:

@@ -8,6 +8,7 @@ tensor without reaching into the state.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -189,4 +190,70 @@ def render_text(s: "WerewolfState", p: int) -> str:
             "vote": "Vote to exile a player" + (" (or abstain)." if s.cfg.allow_abstain else "."),
         }
         lines.append(ask.get(s.decision(), ""))
+    return "\n".join(lines)
+
+
+# Brief rendering: each line of a player's own log in a few words (``None``: the line is left out).
+_BRIEF_DROP = re.compile(
+    r"^(Night \d+ falls\.|Night \d+: you inspect|Day \d+: (discussion begins|voting begins|the tie is broken))"
+)  # a Seer's results are in its header line ("checked p2 ok p5 wolf")
+_BRIEF_RULES = [
+    (re.compile(r"^Night \d+: (p\d+) picks (p\d+) as the werewolves' target\.$"), r"\1 picks \2"),
+    (re.compile(r"^Night \d+: you protect (p\d+)\.$"), r"you protect \1"),
+    (re.compile(r"^Dawn of day \d+: (p\d+) was killed in the night\.(?: p\d+ was an? (\w+)\.)?$"), r"\1 killed \2"),
+    (re.compile(r"^Dawn of day \d+: nobody died in the night\.$"), "nobody killed"),
+    (re.compile(r'^Day \d+: (p\d+) says: "(.*)"$'), r"\1: \2"),
+    (re.compile(r"^Day \d+: you vote for (p\d+)\.$"), r"you vote \1"),
+    (re.compile(r"^Day \d+ (runoff )?votes: (.*)\.$"), r"\1votes \2"),
+    (re.compile(r"^Day \d+: (p\d+) is exiled by the vote\.(?: p\d+ was an? (\w+)\.)?$"), r"\1 exiled \2"),
+    (re.compile(r"^(?:Day|Night) \d+: (.*?)\.?$"), r"\1"),
+]
+_SEAT = re.compile(r"\bplayer_(\d+)\b")
+
+
+def brief_line(line: str) -> str | None:
+    """One log line in a few words (``player_3`` → ``p3``), or ``None`` for a line the brief
+    text leaves out (night falls, the speaking order, the start of the vote)."""
+    if _BRIEF_DROP.match(line):
+        return None
+    line = _SEAT.sub(r"p\1", line).replace("→", ">")
+    for pattern, repl in _BRIEF_RULES:
+        if pattern.match(line):
+            return pattern.sub(repl, line).strip()
+    return line
+
+
+def render_brief(s: "WerewolfState", p: int) -> str:
+    """``text=brief``: the player's view in a few short lines — seat, role, day, what its role
+    knows (a wolf's team, the Seer's results, the Doctor's last protection), who is alive, its own
+    log of the current day only (from nightfall), and the decision asked.
+
+    Built only from what ``render_text`` shows the same player (its own log and role knowledge,
+    the public alive list), so it can leak nothing the full text does not; the earlier days are
+    left out (their outcome is in who is alive) because a small model pays for every character.
+    """
+    n = s.n
+    if len(s.roles) < n:
+        return f"p{p} dealing"
+    role = s.roles[p]
+    head = f"p{p} {ROLE_NAMES[role].lower()} day {s.day}/{s.cfg.max_days}"
+    if s.winner is not None:
+        return f"{head} over: {s.winner} win, you {s.returns()[p]:+g}"
+    if not s.alive[p]:
+        return f"{head} dead"
+    lines = [head]
+    if role == WOLF and s.cfg.num_wolves > 1:
+        lines.append("wolves " + " ".join(f"p{q}" for q in range(n) if s.roles[q] == WOLF))
+    if role == SEER and s.checks:
+        lines.append(
+            "checked " + " ".join(f"p{q} {'wolf' if r == WOLF else 'ok'}" for q, r in sorted(s.checks.items()))
+        )
+    if role == DOCTOR and s.last_protect >= 0:
+        lines.append(f"last protected p{s.last_protect}")
+    lines.append("alive " + " ".join(f"p{q}" for q in range(n) if s.alive[q]))
+    log = s.logs[p]
+    start = max((i for i, line in enumerate(log) if line == f"Night {s.day} falls."), default=0)
+    lines += [b for b in (brief_line(line) for line in log[start:]) if b]
+    if s.current_player() == p:
+        lines.append({"speak": "say", "vote": "vote"}.get(s.decision(), s.decision()))
     return "\n".join(lines)

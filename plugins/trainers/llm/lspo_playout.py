@@ -91,6 +91,7 @@ class PlayoutLSPO(LSPO):
             raise ArenaError(f"trainer 'lspo_playout': playouts must be >= 1, not {self.p['playouts']}")
         self.latent = self.latent_space()
         self.corpus: list[str] = []
+        self.fixed, self.fixed_corpus = None, []  # LSPO's fixed-abstraction state (unused here; saved by extra_state)
         self.initial = None
         self.games_total = 0
 
