@@ -253,8 +253,11 @@ class ExecutorConfig:
     address: str | None = None
     """Ray: a running cluster (``HOST:PORT`` of its head, ``ray://HOST:PORT``, ``auto``); unset: a
     local one started for the run."""
-    chunk: int = 64
-    """Games per task (the unit shipped to a worker; also the commit granularity for pools)."""
+    chunk: int | None = None
+    """Games per task (the unit shipped to a worker; also the commit granularity for pools).
+    Unset: :data:`POOL_CHUNK` for pools and Ray (small tasks keep workers evenly busy) and
+    :data:`IN_PROCESS_CHUNK` in process, where a task is only a batch of ``play_games`` and each
+    call has a fixed cost (same games either way: every game draws from its own stream)."""
     num_cpus: float = 1.0
     """Ray: CPUs each rollout worker reserves."""
     num_gpus: float = 0.0
@@ -276,6 +279,17 @@ class ExecutorConfig:
 
 
 KINDS = ("inprocess", "process", "ray")
+POOL_CHUNK = 64
+IN_PROCESS_CHUNK = 1024
+
+
+def task_games(cfg: ExecutorConfig) -> int:
+    """Games per task for ``cfg`` (its ``chunk``, else the kind's default)."""
+    if cfg.chunk is not None:
+        return cfg.chunk
+    return IN_PROCESS_CHUNK if cfg.kind == "inprocess" else POOL_CHUNK
+
+
 POOL_KEYS = ("workers", "num_cpus", "num_gpus", "resources")
 
 
@@ -283,7 +297,7 @@ def check_config(cfg: ExecutorConfig) -> None:
     """Fail before any work starts on a config no executor can serve."""
     if cfg.kind not in KINDS:
         raise ArenaError(f"unknown executor kind '{cfg.kind}'; known: {', '.join(KINDS)}")
-    if cfg.workers < 1 or cfg.chunk < 1:
+    if cfg.workers < 1 or (cfg.chunk is not None and cfg.chunk < 1):
         raise ArenaError("executor.workers and executor.chunk must be at least 1")
     if cfg.num_cpus < 0 or cfg.num_gpus < 0 or cfg.max_failures < 0 or cfg.start_timeout <= 0:
         raise ArenaError("executor.num_cpus, num_gpus and max_failures must be >= 0 and start_timeout > 0")

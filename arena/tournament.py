@@ -44,7 +44,7 @@ import numpy as np
 from omegaconf import MISSING
 
 from arena.errors import ArenaError
-from arena.executor import ExecutorConfig
+from arena.executor import ExecutorConfig, task_games
 from arena.rating import bradley_terry, pair_score, pairwise_outcomes
 from arena.schedule import PlannedGame, Planner, submit_planned
 
@@ -548,7 +548,7 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
                 spec_of,
                 game=game_name,
                 seed=cfg.seed,
-                chunk=cfg.executor.chunk,
+                chunk=task_games(cfg.executor),
                 timeout=cfg.timeout,
                 transcripts=cfg.transcripts,
                 context=context,

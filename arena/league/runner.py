@@ -44,6 +44,7 @@ from typing import Any, Callable
 import numpy as np
 
 from arena.errors import ConfigError
+from arena.executor import task_games
 from arena.league.config import LeagueConfig, MemberConfig, _plain, fingerprint_of, teams, validate
 from arena.league.matchmaking import PayoffTable, newcomer_round, pfsp_weights
 
@@ -488,7 +489,7 @@ class League:
             job.refs,
             game=self.game.spec.full_name,
             seed=job.seed,
-            chunk=self.cfg.executor.chunk,
+            chunk=task_games(self.cfg.executor),
             trajectories=True,
             skip_stored=False,
             context=self.context(store="train", step=job.step),
@@ -649,7 +650,7 @@ class League:
                     refs,
                     game=self.game.spec.full_name,
                     seed=self.cfg.seed,
-                    chunk=self.cfg.executor.chunk,
+                    chunk=task_games(self.cfg.executor),
                     context=self.context(store="evaluation", step=step),
                     start=False,
                 ).collect()
@@ -711,7 +712,7 @@ class League:
                 refs,
                 game=self.game.spec.full_name,
                 seed=lm.seed,
-                chunk=self.cfg.executor.chunk,
+                chunk=task_games(self.cfg.executor),
                 skip_stored=False,
                 context=self.context(store="metrics", step=step),
                 start=False,
