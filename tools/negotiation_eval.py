@@ -18,7 +18,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -112,12 +112,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ps.add_argument("files", nargs="+")
     ps.add_argument("--before", nargs="+", default=[], help="the same games by the model before training, one per file")
     args = p.parse_args(argv)
+    return finish(
+        "negotiation_eval", args, lambda: play(args) if args.cmd == "play" else summary(args.files, args.before)
+    )
+
+
+def finish(prog: str, args: argparse.Namespace, run: Callable[[], dict[str, Any]]) -> int:
+    """Run a ``play``/``summary`` command: its JSON on stdout (and in ``--out`` for ``play``);
+    bad input (a missing file, a malformed one, an unknown agent) is one line and exit 2."""
     from arena.errors import ArenaError
 
     try:
-        res = play(args) if args.cmd == "play" else summary(args.files, args.before)
+        res = run()
     except (ArenaError, FileNotFoundError, KeyError, json.JSONDecodeError) as exc:
-        print(f"negotiation_eval: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     text = json.dumps(res)
     if args.cmd == "play" and args.out:

@@ -19,14 +19,13 @@ independent win rates.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from negotiation_eval import interval, summary  # noqa: E402  (one summary for both games)
+from negotiation_eval import finish, interval, summary  # noqa: E402  (one summary for both games)
 
 METRICS = ("win", "draw", "return")
 GAME = "werewolf(players=7,wolves=1,talk=text,scripted=wolves,max_message_chars=48,max_days=5,allow_abstain=false,text=brief)"
@@ -88,18 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ps.add_argument("files", nargs="+")
     ps.add_argument("--before", nargs="+", default=[], help="the same games by the model before training, one per file")
     args = p.parse_args(argv)
-    from arena.errors import ArenaError
-
-    try:
-        res = play(args) if args.cmd == "play" else summary(args.files, args.before, METRICS)
-    except (ArenaError, FileNotFoundError, KeyError, json.JSONDecodeError) as exc:
-        print(f"werewolf_eval: {exc}", file=sys.stderr)
-        return 2
-    text = json.dumps(res)
-    if args.cmd == "play" and args.out:
-        Path(args.out).write_text(text)
-    print(text)
-    return 0
+    return finish(
+        "werewolf_eval", args, lambda: play(args) if args.cmd == "play" else summary(args.files, args.before, METRICS)
+    )
 
 
 if __name__ == "__main__":
