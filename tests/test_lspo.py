@@ -277,6 +277,17 @@ def test_lspo_probe_report(tmp_path, capsys):
     assert "seed-0: warmed-up 0.500; after iterations 0.400 0.300" in out
     assert "falls every iteration: True; the DPO step lowered it in 2 of 2" in out
     assert "final - first: IQM -0.100" in out and "mean -0.100" in out
+    fixed = tmp_path / "fixed" / "seed-0"  # fixed_abstraction, guard and fallback_first
+    fixed.mkdir(parents=True)
+    pre = "train/learner/"
+    names = "llm_exploitability,fixed_llm_exploitability_before,fixed_llm_exploitability,guard_epochs,fallback_epochs"
+    (fixed / "metrics.csv").write_text(
+        "step," + ",".join(pre + c for c in names.split(",")) + "\n1,0.3,0.4,0.3,24,\n2,0.5,,0.2,0,12\n3,0.4,,0.2,0,0\n"
+    )
+    report(str(tmp_path / "fixed"))
+    out = capsys.readouterr().out
+    assert "seed-0: warmed-up 0.400; after iterations 0.300 0.200 0.200; falls every iteration: False" in out
+    assert "final below first: True; kept steps: 24, fallback 12, fallback null" in out
 
 
 def test_shipped_kuhn_talk_config():

@@ -165,6 +165,27 @@ def fixed_by_iteration(run: str) -> list[float]:
     ]
 
 
+def kept_steps(run: str) -> list[str]:
+    """Per LSPO iteration under ``guard``, the kept fit's DPO steps: ``24``, ``null`` (every try
+    refused), or ``fallback 12`` / ``fallback null`` (``fallback_first``: the re-clustered game's
+    fit was refused and the iteration's decisions were fitted in the first iteration's game)."""
+    import csv
+    from pathlib import Path
+
+    with open(Path(run) / "metrics.csv") as fh:
+        rows = [r for r in csv.DictReader(fh) if r.get("train/learner/guard_epochs")]
+
+    def steps(x: str) -> str:
+        return f"{float(x):.0f}" if float(x) > 0 else "null"
+
+    return [
+        f"fallback {steps(r['train/learner/fallback_epochs'])}"
+        if r.get("train/learner/fallback_epochs")
+        else steps(r["train/learner/guard_epochs"])
+        for r in rows
+    ]
+
+
 def _aggregate(label: str, xs: list[float]) -> None:
     from arena.sweep import aggregate
 
@@ -211,6 +232,7 @@ def report(sweep: str) -> None:
             f"{name}: warmed-up {xs[0]:.3f}; after iterations "
             + " ".join(f"{x:.3f}" for x in xs[1:])
             + f"; falls every iteration: {falls}; final below first: {xs[-1] < xs[1]}"
+            + (f"; kept steps: {', '.join(kept)}" if (kept := kept_steps(str(Path(sweep) / name))) else "")
         )
     for name, i in (("fixed game, warmed-up", 0), ("fixed game, first iteration", 1), ("fixed game, final", -1)):
         _aggregate(name, [xs[i] for xs in fixed.values()])
