@@ -277,17 +277,17 @@ def test_lspo_probe_report(tmp_path, capsys):
     assert "seed-0: warmed-up 0.500; after iterations 0.400 0.300" in out
     assert "falls every iteration: True; the DPO step lowered it in 2 of 2" in out
     assert "final - first: IQM -0.100" in out and "mean -0.100" in out
-    fixed = tmp_path / "fixed" / "seed-0"  # fixed_abstraction, guard and fallback_first
+    fixed = tmp_path / "fixed" / "seed-0"  # fixed_abstraction and guard
     fixed.mkdir(parents=True)
     pre = "train/learner/"
-    names = "llm_exploitability,fixed_llm_exploitability_before,fixed_llm_exploitability,guard_epochs,fallback_epochs"
+    names = "llm_exploitability,fixed_llm_exploitability_before,fixed_llm_exploitability,guard_epochs"
     (fixed / "metrics.csv").write_text(
-        "step," + ",".join(pre + c for c in names.split(",")) + "\n1,0.3,0.4,0.3,24,\n2,0.5,,0.2,0,12\n3,0.4,,0.2,0,0\n"
+        "step," + ",".join(pre + c for c in names.split(",")) + "\n1,0.3,0.4,0.3,24\n2,0.5,,0.2,12\n3,0.4,,0.2,0\n"
     )
     report(str(tmp_path / "fixed"))
     out = capsys.readouterr().out
     assert "seed-0: warmed-up 0.400; after iterations 0.300 0.200 0.200; falls every iteration: False" in out
-    assert "final below first: True; kept steps: 24, fallback 12, fallback null" in out
+    assert "final below first: True; kept steps: 24, 12, null" in out
 
 
 def test_shipped_kuhn_talk_config():
@@ -386,44 +386,3 @@ def test_lspo_fixed_abstraction_measures_every_iteration_in_the_first_game():
     )
     with pytest.raises(ArenaError, match="fixed_abstraction needs a fixed encoder"):
         load_trainer({"name": "lspo", "params": {"fixed_abstraction": True, "embedding": "hidden"}}, g, [agent])
-
-
-def test_lspo_fallback_pairs_a_refused_iteration_in_the_first_game():
-    """``fallback_first``: when the re-clustered game's fit is refused (a null step), the same
-    decisions are paired in the first iteration's abstract game, toward that game's sigma*, and
-    fitted under the guard there; the iteration is still counted once."""
-    g, agent, trainer = _lspo(
-        fixed_abstraction=True, guard=True, guard_first=True, fallback_first=True, epochs=2, guard_halvings=0
-    )
-    seen = []
-    make_pairs = trainer._pairs
-
-    def recording_pairs(abstract, table, k, *rest):
-        out = make_pairs(abstract, table, k, *rest)
-        seen.append((k, table, len(out[0])))
-        return out
-
-    trainer._pairs = recording_pairs
-    first = trainer.update([r.trajectory for r in play_games(g, [agent, agent], num_games=4, seed=0, record=True)])
-    assert "lspo/fallback_epochs" not in first  # iteration 1 is played in the first game itself
-    fit, calls = trainer.guarded_fit, []
-
-    def refuse_the_first_fit(pairs, measure, before, also=()):
-        calls.append((len(pairs), len(also)))
-        if len(calls) == 1:  # the re-clustered game's fit: refused, a null step
-            trainer.updates += 1
-            return {"dpo/pairs": float(len(pairs)), "lspo/guard_tries": 1.0, "lspo/guard_epochs": 0.0}, before
-        return fit(pairs, measure, before, also)
-
-    trainer.guarded_fit = refuse_the_first_fit
-    trainer.corpus = [t + "zz" for t in trainer.corpus]  # new utterances: iteration 2 re-clusters
-    more = [r.trajectory for r in play_games(g, [agent, agent], num_games=4, seed=1, record=True)]
-    second = trainer.update(more)
-    assert [n_also for _, n_also in calls] == [1, 0]  # the re-clustered fit held the first game too
-    k, table, n_pairs = seen[-1]
-    assert k == trainer.fixed.k and table.to_json() == seen[0][1].to_json()  # the first iteration's game and its sigma*
-    assert calls[1][0] == n_pairs == second["lspo/fallback_pairs_talk"] + second["lspo/fallback_pairs_move"]
-    assert second["lspo/fallback_tries"] == 1 and second["lspo/fallback_epochs"] in (0.0, 2.0)
-    assert trainer.updates == 2
-    with pytest.raises(ArenaError, match="fallback_first needs guard_first"):
-        load_trainer({"name": "lspo", "params": {"fallback_first": True}}, g, [agent])

@@ -166,24 +166,14 @@ def fixed_by_iteration(run: str) -> list[float]:
 
 
 def kept_steps(run: str) -> list[str]:
-    """Per LSPO iteration under ``guard``, the kept fit's DPO steps: ``24``, ``null`` (every try
-    refused), or ``fallback 12`` / ``fallback null`` (``fallback_first``: the re-clustered game's
-    fit was refused and the iteration's decisions were fitted in the first iteration's game)."""
+    """Per LSPO iteration under ``guard``, the kept fit's DPO steps: ``24``, ``12``, ... or
+    ``null`` (every try refused: the iteration kept its starting weights)."""
     import csv
     from pathlib import Path
 
     with open(Path(run) / "metrics.csv") as fh:
         rows = [r for r in csv.DictReader(fh) if r.get("train/learner/guard_epochs")]
-
-    def steps(x: str) -> str:
-        return f"{float(x):.0f}" if float(x) > 0 else "null"
-
-    return [
-        f"fallback {steps(r['train/learner/fallback_epochs'])}"
-        if r.get("train/learner/fallback_epochs")
-        else steps(r["train/learner/guard_epochs"])
-        for r in rows
-    ]
+    return [f"{float(x):.0f}" if float(x) > 0 else "null" for x in (r["train/learner/guard_epochs"] for r in rows)]
 
 
 def _aggregate(label: str, xs: list[float]) -> None:

@@ -83,7 +83,6 @@ class LSPO(DPO):
         "guard_tol": 0.0,
         "fixed_abstraction": False,
         "guard_first": False,
-        "fallback_first": False,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -107,8 +106,6 @@ class LSPO(DPO):
             )
         if self.p["guard_first"] and not (self.p["guard"] and self.p["fixed_abstraction"]):
             raise ArenaError("trainer 'lspo': guard_first needs guard: true and fixed_abstraction: true")
-        if self.p["fallback_first"] and not self.p["guard_first"]:
-            raise ArenaError("trainer 'lspo': fallback_first needs guard_first: true")
         if self.p["fixed_abstraction"] and self.p["embedding"] == "hidden":
             raise ArenaError(
                 "trainer 'lspo': fixed_abstraction needs a fixed encoder (embedding: tfidf or hashing); "
@@ -118,7 +115,6 @@ class LSPO(DPO):
         self.corpus: list[str] = []
         self.fixed: LatentSpace | None = None  # the first iteration's latent space (``fixed_abstraction``)
         self.fixed_corpus: list[str] = []
-        self.fixed_table: TabularPolicy | None = None  # sigma* of the fixed game (solved once)
         self.initial = self.model.frozen_copy() if self.p["compare_initial"] else None
 
     def latent_space(self) -> LatentSpace:
@@ -304,11 +300,6 @@ class LSPO(DPO):
                 also.append(first_game)
             stats, after = self.guarded_fit(pairs, measure, before, also)
             out.update(stats)
-            if also and self.p["fallback_first"] and stats["lspo/guard_epochs"] == 0:
-                assert fixed is not None
-                out.update(self._fallback_fit(fixed, decisions, talk_cands, seed))
-                if out["lspo/fallback_epochs"] > 0:
-                    after = measure()
         else:
             out.update(self.fit(pairs))
             after = measure()
@@ -424,40 +415,6 @@ class LSPO(DPO):
             self.updates = updates + 1  # one iteration, however many tries (the next iteration's seeds)
         return {**stats, "lspo/guard_tries": float(tries), "lspo/guard_epochs": float(epochs)}, after
 
-    def _fallback_fit(
-        self, fixed: Game, decisions: Sequence[tuple[Any, Any]], talk_cands: dict[int, list[str]], seed: int
-    ) -> dict[str, float]:
-        """``fallback_first``: after a null step in a re-clustered game, the same iteration's
-        decisions are paired in the *first* iteration's abstract game instead (its latent space,
-        its sigma*) and fitted under the guard there. Why: a re-clustered game's pairs rarely
-        point downhill in the first game (docs/lspo.md, five seeds), while the first iteration's
-        pairs, drawn in that game, lowered it on every seed; this keeps re-clustering as LSPO's
-        step and falls back to a step in one fixed game only when that step is refused."""
-        from arena.plugins.agents.cfr.run import make_solve, run_solve
-
-        assert self.fixed is not None
-        if self.fixed_table is None:  # the first iteration's solve (same solver, same seed)
-            solve = make_solve(fixed, str(self.p["solver"]), seed=int(self.p["seed"]) * 100_003)
-            run_solve(solve, int(self.p["solver_iterations"]))
-            self.fixed_table = solve.policy()
-        texts = [m for st, _ in decisions for _, m in st.said if isinstance(m, str)]
-        latent_of = self._assign(texts + [t for row in talk_cands.values() for t in row], self.fixed)
-        pairs, n_talk, n_move = self._pairs(
-            fixed, self.fixed_table, self.fixed.k, latent_of, decisions, talk_cands, seed
-        )
-
-        def first_game() -> dict[str, float]:
-            return {"exploitability": self._fixed_exploitability(fixed, seed + 2)}
-
-        self.updates -= 1  # the same iteration: guarded_fit counts it once more
-        stats, _ = self.guarded_fit(pairs, first_game, first_game())
-        return {
-            "lspo/fallback_pairs_talk": float(n_talk),
-            "lspo/fallback_pairs_move": float(n_move),
-            "lspo/fallback_tries": stats["lspo/guard_tries"],
-            "lspo/fallback_epochs": stats["lspo/guard_epochs"],
-        }
-
     # -- one fixed abstract game, to compare iterations in ------------------------------------------
     def _fixed_game(self) -> Game | None:
         """With ``fixed_abstraction``: the abstract game of the *first* iteration's latent space
@@ -495,7 +452,6 @@ class LSPO(DPO):
         super().load_extra_state(state)
         self.corpus = list(state.get("corpus", []))
         self.fixed_corpus, self.fixed = list(state.get("fixed_corpus", [])), None  # refitted (same seed) on use
-        self.fixed_table = None  # re-solved (same seed) on use
         if self.initial is not None and "initial" in state:
             self.initial.load_state_dict(state["initial"])
 
