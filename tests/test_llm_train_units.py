@@ -307,3 +307,30 @@ def test_prefix_shared_logprobs_and_gradients_equal_whole_sequences(lora, monkey
         got = trainable.logprobs(pairs)
         assert torch.allclose(got, want, atol=1e-4)
         assert all(torch.allclose(a, b, atol=1e-4) for a, b in zip(grads(got), g_want))
+
+
+def test_the_warm_up_runs_on_the_configured_threads(tmp_path, monkeypatch):
+    """``ensure_model`` warms up on ``torch_threads`` (1 by default): two threads under CPU
+    contention summed in another order from run to run, so a rebuilt warm-up differed (measured
+    on the Kuhn table-talk warm-up, docs/lspo.md); one thread gives the same model every time."""
+    import torch
+
+    from arena.config import load_config
+    from arena.plugins.trainers.llm import driver, pretrain
+
+    seen, real = [], pretrain.pretrain
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pretrain, "pretrain", spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        overrides = [f"model.dir={tmp_path / 'm'}", "model.pretrain_steps=2", "model.pretrain_games=4"]
+        cfg = load_config(driver.LLMTrainConfig, "configs/llm/kuhn_talk_lspo.yaml", overrides)
+        assert (driver.ensure_model(cfg, load_game(cfg.game)) / "arena_pretrain.json").exists()
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [1]

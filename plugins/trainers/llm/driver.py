@@ -111,10 +111,14 @@ def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     build_tiny_model(tmp, seed=m.seed)
     if wanted:
+        import torch
+
         from arena.loading import load_agent
 
         from .pretrain import pretrain
 
+        if cfg.torch_threads > 0:  # measured: two threads under CPU contention sum in another order
+            torch.set_num_threads(cfg.torch_threads)  # run to run, so a rebuilt warm-up differed; one does not
         agent = load_agent({"name": "llm", **dict(cfg.agent), "model": str(tmp)}, game)
         trainable, losses = pretrain(
             agent,
