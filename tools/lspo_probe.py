@@ -13,6 +13,12 @@ model is built/warmed up as the config says), then, per abstract information set
 LLM's policy before and after the DPO step (the same estimate the trainer logs), and the
 preference pairs' directions.
 
+``noise CONFIG [key=value ...]`` — how much the guard's reading of an exploitability varies with
+the sampling seed alone: the config's first iteration is played and clustered (no DPO step), then
+the LLM's exploitability in that abstract game is read ``--reads`` times with different seeds at
+each ``--samples`` count (``eval_samples``: utterances per abstract talk infoset). ``--model DIR``
+reads another checkpoint (e.g. a sweep's final one) in the same game.
+
 ``report SWEEP_DIR`` — the acceptance numbers of an ``arena sweep`` of an LSPO config: per seed,
 the LLM's abstract-game exploitability before LSPO and after each iteration (``metrics.csv``),
 then IQM, mean and bootstrap CIs over seeds (:func:`arena.sweep.aggregate`) of the first
@@ -21,6 +27,7 @@ first iteration's abstract game (every iteration's policy measured in one game).
 
     python tools/lspo_probe.py separation runs/lspo/tiny-talk-resp-s1 --per-token
     python tools/lspo_probe.py infosets configs/llm/kuhn_talk_lspo.yaml seed=0 params.seed=0
+    python tools/lspo_probe.py noise configs/llm/kuhn_talk_lspo.yaml --samples 8 32
     python tools/lspo_probe.py report runs/lspo/kuhn_talk-sweep
 """
 
@@ -138,6 +145,41 @@ def infosets(config: str, overrides: list[str]) -> None:
     print("move pairs (chosen, rejected): count", dict(moves))
 
 
+def noise(config: str, overrides: list[str], samples: list[int], reads: int, model: str | None) -> None:
+    from arena.config import load_config
+    from arena.loading import load_agent, load_game
+    from arena.match import play_games
+    from arena.plugins.trainers.llm.driver import LLMTrainConfig, ensure_model
+    from arena.registry import get_registry
+
+    cfg = load_config(LLMTrainConfig, config, overrides=overrides)
+    game = load_game(cfg.game)
+    agent = load_agent({"name": "llm", **dict(cfg.agent), "model": str(ensure_model(cfg, game))}, game)
+    agent.name = "learner"
+    params = {
+        **dict(cfg.params),
+        "guard": False,
+        "guard_first": False,
+        "measure_before": False,
+        "fixed_abstraction": True,
+    }
+    trainer: Any = get_registry().get("trainer", "lspo").factory(game, [agent], **params)
+    trainer.fit = lambda pairs: {}  # the first iteration's clustering and abstract game, no DPO step
+    games = play_games(game, [agent, agent], num_games=cfg.games_per_iter, seed=cfg.seed, record=True)
+    trainer.update([r.trajectory for r in games])
+    fixed = trainer._fixed_game()
+    if model is not None:
+        trainer.agent = load_agent({"name": "llm", **dict(cfg.agent), "model": model}, game)
+    print(f"abstract game: {trainer.fixed.k} latent strategies; model {model or 'warmed-up'}")
+    for m in samples:
+        trainer.p["eval_samples"] = m
+        xs = np.array([trainer._fixed_exploitability(fixed, seed) for seed in range(reads)])
+        print(
+            f"eval_samples {m}: mean {xs.mean():.4f}, sd {xs.std(ddof=1):.4f}, "
+            f"range [{xs.min():.4f}, {xs.max():.4f}] over {reads} reads"
+        )
+
+
 def exploitability_by_iteration(run: str) -> tuple[list[float], list[float]]:
     """(before, after) per LSPO iteration from a run's ``metrics.csv``: the LLM's exploitability in
     that iteration's abstract game just before and just after its DPO step."""
@@ -245,11 +287,19 @@ def main(argv: list[str] | None = None) -> int:
     i = sub.add_parser("infosets")
     i.add_argument("config")
     i.add_argument("overrides", nargs="*")
+    n = sub.add_parser("noise")
+    n.add_argument("config")
+    n.add_argument("overrides", nargs="*")
+    n.add_argument("--samples", type=int, nargs="+", default=[8, 32])
+    n.add_argument("--reads", type=int, default=10)
+    n.add_argument("--model", default=None)
     r = sub.add_parser("report")
     r.add_argument("sweep")
     args = p.parse_args(argv)
     if args.probe == "separation":
         separation(args.model, args.rounds, args.epochs, args.per_token, args.lr, args.beta)
+    elif args.probe == "noise":
+        noise(args.config, args.overrides, args.samples, args.reads, args.model)
     elif args.probe == "report":
         report(args.sweep)
     else:
