@@ -356,6 +356,24 @@ def test_lspo_guard_backtracks_and_restores_the_weights():
     other = iter([0.2, 0.5, 0.2])  # before the fit, after 8 steps, after 4 steps
     stats, after = trainer.guarded_fit(pairs, lambda: {"exploitability": 0.3}, before, [lambda: next(other)])
     assert tried == [8, 4] and stats["lspo/guard_epochs"] == 4 and trainer.updates == 3
+    assert stats["lspo/guard_set"] == 1
+    # guard_split: every try on all the pairs refused, then the first block (the move pairs) is
+    # searched the same way and its 4-step fit kept; an empty block is skipped
+    tried.clear()
+    fitted = []
+    trainer.fit = lambda ps: (fitted.append(len(ps)), recording_fit(ps))[1]
+    talk = [PreferencePair(prompt, enc[1], enc[0]), PreferencePair(prompt, enc[0], enc[1])]
+    results = iter([0.5, 0.5, 0.5, 0.5, 0.45, 0.35])
+    stats, after = trainer.guarded_fit(
+        pairs + talk, lambda: {"exploitability": next(results)}, before, blocks=[[], pairs, talk]
+    )
+    assert tried == [8, 4, 2, 1, 8, 4] and fitted == [3, 3, 3, 3, 1, 1]
+    assert stats["lspo/guard_set"] == 3 and stats["lspo/guard_epochs"] == 4 and stats["lspo/guard_tries"] == 6
+    tried.clear()
+    stats, after = trainer.guarded_fit(pairs + talk, lambda: {"exploitability": 0.5}, before, blocks=[pairs, talk])
+    assert tried == [8, 4, 2, 1] * 3 and stats["lspo/guard_set"] == 0 and after is before  # all refused: null
+    with pytest.raises(ArenaError, match="guard_split needs"):
+        load_trainer({"name": "lspo", "params": {"guard_split": True}}, g, [agent])
     with pytest.raises(ArenaError, match="guard_first needs"):
         load_trainer({"name": "lspo", "params": {"guard_first": True, "guard": True}}, g, [agent])
     with pytest.raises(ArenaError, match="guard_halvings and guard_tol"):

@@ -23,7 +23,8 @@ One ``update`` is one LSPO iteration on the self-play games the league runner ju
 4. **DPO** (:class:`.dpo.DPO`, LoRA or full weights, ``reference: iteration`` by default: the
    anchor is the model at the start of the iteration). With ``guard`` the fit is kept only if it
    does not raise the LLM's exploitability in this iteration's abstract game, else retried with
-   half the steps (:meth:`LSPO.guarded_fit`).
+   half the steps (:meth:`LSPO.guarded_fit`); with ``guard_split`` a refused fit is then tried on
+   the move pairs alone and on the talk pairs alone (block-wise steps).
 
 Measured every iteration, all exact in the abstract game of that iteration (``lspo/*``):
 ``latent_strategies`` (k), ``cfr_exploitability`` (sigma*'s), ``llm_exploitability_before`` /
@@ -83,6 +84,7 @@ class LSPO(DPO):
         "guard_tol": 0.0,
         "fixed_abstraction": False,
         "guard_first": False,
+        "guard_split": False,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -106,6 +108,8 @@ class LSPO(DPO):
             )
         if self.p["guard_first"] and not (self.p["guard"] and self.p["fixed_abstraction"]):
             raise ArenaError("trainer 'lspo': guard_first needs guard: true and fixed_abstraction: true")
+        if self.p["guard_split"] and not self.p["guard"]:
+            raise ArenaError("trainer 'lspo': guard_split needs guard: true")
         if self.p["fixed_abstraction"] and self.p["embedding"] == "hidden":
             raise ArenaError(
                 "trainer 'lspo': fixed_abstraction needs a fixed encoder (embedding: tfidf or hashing); "
@@ -268,7 +272,9 @@ class LSPO(DPO):
         )
 
         talk_cands = {id(step): row for (_, step), row in zip(talk, cands)}
-        pairs, n_talk, n_move = self._pairs(abstract, table, k, latent_of, decisions, talk_cands, seed)
+        pairs, is_move = self._pairs(abstract, table, k, latent_of, decisions, talk_cands, seed)
+        n_move = sum(is_move)
+        n_talk = len(pairs) - n_move
         out = {
             "lspo/latent_strategies": float(k),
             "lspo/silhouette": float(self.latent.silhouette),
@@ -298,7 +304,10 @@ class LSPO(DPO):
                     return self._fixed_exploitability(fixed, seed + 2)
 
                 also.append(first_game)
-            stats, after = self.guarded_fit(pairs, measure, before, also)
+            blocks: list[list[PreferencePair]] = []
+            if self.p["guard_split"]:  # moves first: the part of a fit that descended (docs/lspo.md)
+                blocks = [[p for p, m in zip(pairs, is_move) if m], [p for p, m in zip(pairs, is_move) if not m]]
+            stats, after = self.guarded_fit(pairs, measure, before, also, blocks)
             out.update(stats)
         else:
             out.update(self.fit(pairs))
@@ -325,17 +334,17 @@ class LSPO(DPO):
         decisions: Sequence[tuple[Any, Any]],
         talk_cands: dict[int, list[str]],
         seed: int,
-    ) -> tuple[list[PreferencePair], int, int]:
+    ) -> tuple[list[PreferencePair], list[bool]]:
         """Step 3: preference pairs at the recorded ``decisions`` mapped into ``abstract`` (``k``
         latent strategies, utterances mapped by ``latent_of``), toward sigma* (``table``: its
-        average policy by abstract infoset key). Returns the pairs and how many are talk / moves."""
+        average policy by abstract infoset key). Returns the pairs and, per pair, whether it is a
+        move pair (else talk)."""
         from arena.plugins.agents.llm.selection import softmax_policy
 
         def latent(_p: int, text: str) -> int:
             return latent_of[text]
 
         pairs: list[PreferencePair] = []
-        n_talk = n_move = 0
         move_idx: set[int] = set()
         margin = float(self.p["margin"])
         keyed = [
@@ -355,7 +364,6 @@ class LSPO(DPO):
                 lo, hi = ranked[0], ranked[-1]
                 if excess[hi] - excess[lo] >= margin:
                     pairs.append(self.preference(step, hi, lo))
-                    n_talk += 1
             elif self.p["decisions"] == "all" and "scores" in step.extra:
                 pol = softmax_policy(obs.legal_actions, step.extra["scores"], self.agent.temperature)
                 gap = {a: probs.get(a, 0.0) - pol[a] for a in obs.legal_actions}
@@ -363,12 +371,11 @@ class LSPO(DPO):
                 lo_a, hi_a = acts[0], acts[-1]
                 if gap[hi_a] - gap[lo_a] >= margin:
                     pairs.append(self.preference(step, hi_a, lo_a))
-                    n_move += 1
                     move_idx.add(len(pairs) - 1)
+        moves = {id(pairs[i]) for i in move_idx}
         if self.p["balance_moves"]:
-            pairs, dropped = balance_directions(pairs, move_idx, seed)
-            n_move -= dropped
-        return pairs, n_talk, n_move
+            pairs, _ = balance_directions(pairs, move_idx, seed)
+        return pairs, [id(p) in moves for p in pairs]
 
     # -- the guard: a DPO step that does not raise the exploitability it is meant to lower ------------
     def guarded_fit(
@@ -377,43 +384,54 @@ class LSPO(DPO):
         measure: Any,
         before: dict[str, float],
         also: Sequence[Callable[[], float]] = (),
+        blocks: Sequence[Sequence[PreferencePair]] = (),
     ) -> tuple[dict[str, float], dict[str, float]]:
         """DPO on ``pairs``, kept only if ``measure()`` (the LLM's exact measures in this
         iteration's abstract game) shows an exploitability at most ``guard_tol`` above ``before``'s,
         and each of ``also`` (the LLM's exploitability in another abstract game: ``guard_first``)
         at most ``guard_tol`` above its value before the fit.
         Otherwise the weights and optimizer go back to where the fit started and the fit is tried
-        again with half the steps, up to ``guard_halvings`` times; when every try raises it, the
-        iteration keeps its starting weights (a null step). A backtracking line search on the
-        objective itself (as TRPO's on its surrogate): a fit's size does not shrink with the gap
+        again with half the steps, up to ``guard_halvings`` times. A backtracking line search on
+        the objective itself (as TRPO's on its surrogate): a fit's size does not shrink with the gap
         between the LLM and sigma*, so near sigma* a full fit overshoots (docs/lspo.md).
+        When every try is refused, the same search runs on each of ``blocks`` in turn (subsets of
+        the pairs, ``guard_split``: the move pairs, then the talk pairs), as block-coordinate
+        descent does when the joint direction does not descend; when those are refused too, the
+        iteration keeps its starting weights (a null step).
 
-        Returns DPO's stats of the kept fit plus ``lspo/guard_tries`` and ``lspo/guard_epochs``
-        (the kept fit's steps; 0 for a null step), and the measures of the kept weights."""
+        Returns DPO's stats of the kept fit plus ``lspo/guard_tries`` (every try),
+        ``lspo/guard_epochs`` (the kept fit's steps; 0 for a null step) and ``lspo/guard_set``
+        (the kept fit's pairs: 1 all, 2, 3, ... the blocks in order; 0 for a null step), and the
+        measures of the kept weights."""
         start = copy.deepcopy(self.model.state_dict())
         updates, configured = self.updates, self.p["epochs"]
-        epochs = max(1, int(self.p["epochs"]))
         tol = float(self.p["guard_tol"])
         limit = float(before["exploitability"]) + tol
         limits = [check() + tol for check in also]
+        sets = [list(pairs)] + [list(b) for b in blocks]
         tries = 0
         try:
-            while True:
-                tries += 1
-                self.p["epochs"] = epochs
-                stats = self.fit(pairs)
-                after = measure()
-                if after["exploitability"] <= limit and all(c() <= x for c, x in zip(also, limits)):
-                    break
-                self.model.load_state_dict(copy.deepcopy(start))
-                if tries > int(self.p["guard_halvings"]) or epochs == 1:
-                    stats, after, epochs = {"dpo/pairs": float(len(pairs))}, before, 0
-                    break
-                epochs = max(1, epochs // 2)
+            for which, chosen in enumerate(sets, 1):
+                if which > 1 and not 0 < len(chosen) < len(pairs):  # an empty block, or all the pairs again
+                    continue
+                epochs = max(1, int(configured))
+                for _ in range(int(self.p["guard_halvings"]) + 1):
+                    tries += 1
+                    self.p["epochs"] = epochs
+                    stats = self.fit(chosen)
+                    after = measure()
+                    if after["exploitability"] <= limit and all(c() <= x for c, x in zip(also, limits)):
+                        kept = {"lspo/guard_epochs": float(epochs), "lspo/guard_set": float(which)}
+                        return {**stats, "lspo/guard_tries": float(tries), **kept}, after
+                    self.model.load_state_dict(copy.deepcopy(start))
+                    if epochs == 1:
+                        break
+                    epochs = max(1, epochs // 2)
+            null = {"lspo/guard_tries": float(tries), "lspo/guard_epochs": 0.0, "lspo/guard_set": 0.0}
+            return {"dpo/pairs": float(len(pairs)), **null}, before
         finally:
             self.p["epochs"] = configured
             self.updates = updates + 1  # one iteration, however many tries (the next iteration's seeds)
-        return {**stats, "lspo/guard_tries": float(tries), "lspo/guard_epochs": float(epochs)}, after
 
     # -- one fixed abstract game, to compare iterations in ------------------------------------------
     def _fixed_game(self) -> Game | None:
