@@ -209,13 +209,18 @@ def fixed_by_iteration(run: str) -> list[float]:
 
 def kept_steps(run: str) -> list[str]:
     """Per LSPO iteration under ``guard``, the kept fit's DPO steps: ``24``, ``12``, ... or
-    ``null`` (every try refused: the iteration kept its starting weights)."""
+    ``null`` (every try refused: the iteration kept its starting weights); with ``guard_split``,
+    ``12 moves`` / ``12 talk`` when only that block of pairs was kept."""
     import csv
     from pathlib import Path
 
     with open(Path(run) / "metrics.csv") as fh:
         rows = [r for r in csv.DictReader(fh) if r.get("train/learner/guard_epochs")]
-    return [f"{float(x):.0f}" if float(x) > 0 else "null" for x in (r["train/learner/guard_epochs"] for r in rows)]
+    out = []
+    for r in rows:
+        steps, block = float(r["train/learner/guard_epochs"]), float(r.get("train/learner/guard_set") or 1)
+        out.append(f"{steps:.0f}{ {2: ' moves', 3: ' talk'}.get(int(block), '') }" if steps > 0 else "null")
+    return out
 
 
 def _aggregate(label: str, xs: list[float]) -> None:
