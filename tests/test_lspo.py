@@ -301,6 +301,7 @@ def test_shipped_kuhn_talk_config():
     path = Path(__file__).resolve().parents[1] / "configs/llm/kuhn_talk_lspo.yaml"
     cfg = load_config(LLMTrainConfig, str(path), overrides=["seed=7"])
     assert cfg.params["seed"] == 7 and cfg.params["balance_moves"] is True
+    assert cfg.params["guard"] and cfg.params["guard_first"] and cfg.params["guard_split"]
     talker = load_agent(cfg.model.pretrain_agent, load_game(cfg.game))
     assert talker.move_honesty == 0.8
 
