@@ -288,6 +288,14 @@ def test_lspo_probe_report(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "seed-0: warmed-up 0.400; after iterations 0.300 0.200 0.200; falls every iteration: False" in out
     assert "final below first: True; kept steps: 24, 12, null" in out
+    split = tmp_path / "split" / "seed-0"  # guard_split: the kept block is named
+    split.mkdir(parents=True)
+    names += ",guard_set"
+    (split / "metrics.csv").write_text(
+        "step," + ",".join(pre + c for c in names.split(",")) + "\n1,0.3,0.4,0.3,24,1\n2,0.5,,0.2,6,2\n3,0.4,,0.1,3,3\n"
+    )
+    report(str(tmp_path / "split"))
+    assert "kept steps: 24, 6 moves, 3 talk" in capsys.readouterr().out
 
 
 def test_shipped_kuhn_talk_config():

@@ -79,23 +79,36 @@ def separation(model: str, rounds: int, epochs: int, per_token: bool, lr: float,
         print(f"round {r + 1}: P(bet) {p_bet()}  (DPO loss {out['dpo/loss_first']:.3f} -> {out['dpo/loss_last']:.3f})")
 
 
-def infosets(config: str, overrides: list[str]) -> None:
+def _first_iteration(config: str, overrides: list[str], **params: Any) -> tuple[Any, Any, Any, Any, list]:
+    """An ``arena llm-train`` config, its game, LLM (built/warmed up as the config says) and
+    ``lspo`` trainer without the guard (the config's params with ``params`` over them), and its
+    first iteration's games."""
     from arena.config import load_config
-    from arena.exploitability import policy_array
     from arena.loading import load_agent, load_game
     from arena.match import play_games
-    from arena.plugins.agents.cfr.run import make_solve, run_solve
     from arena.plugins.trainers.llm.driver import LLMTrainConfig, ensure_model
     from arena.registry import get_registry
-    from arena.tree import get_tree
 
     cfg = load_config(LLMTrainConfig, config, overrides=overrides)
     game = load_game(cfg.game)
     agent = load_agent({"name": "llm", **dict(cfg.agent), "model": str(ensure_model(cfg, game))}, game)
     agent.name = "learner"
-    params = {**dict(cfg.params), "measure_before": True, "compare_initial": False, "guard": False}
-    params["fixed_abstraction"] = False
-    trainer: Any = get_registry().get("trainer", "lspo").factory(game, [agent], **params)
+    unguarded = {"guard": False, "guard_first": False, "guard_split": False}
+    trainer = (
+        get_registry().get("trainer", "lspo").factory(game, [agent], **{**dict(cfg.params), **unguarded, **params})
+    )
+    games = play_games(game, [agent, agent], num_games=cfg.games_per_iter, seed=cfg.seed, record=True)
+    return cfg, game, agent, trainer, [r.trajectory for r in games]
+
+
+def infosets(config: str, overrides: list[str]) -> None:
+    from arena.exploitability import policy_array
+    from arena.plugins.agents.cfr.run import make_solve, run_solve
+    from arena.tree import get_tree
+
+    _, game, agent, trainer, trajectories = _first_iteration(
+        config, overrides, measure_before=True, compare_initial=False, fixed_abstraction=False
+    )
     seen: dict[str, Any] = {"sigma": []}
     measure, fit = trainer.abstract_policy, trainer.fit
 
@@ -108,8 +121,7 @@ def infosets(config: str, overrides: list[str]) -> None:
         return fit(pairs)
 
     trainer.abstract_policy, trainer.fit = abstract_policy, fit_pairs
-    games = play_games(game, [agent, agent], num_games=cfg.games_per_iter, seed=cfg.seed, record=True)
-    out = trainer.update([r.trajectory for r in games])
+    out = trainer.update(trajectories)
     print({k: round(v, 4) for k, v in out.items() if k.startswith(("lspo/llm", "lspo/latent", "dpo/loss"))})
     abstract = game.abstract(trainer.latent.k)  # type: ignore[attr-defined]
     tree = get_tree(abstract)
@@ -146,27 +158,13 @@ def infosets(config: str, overrides: list[str]) -> None:
 
 
 def noise(config: str, overrides: list[str], samples: list[int], reads: int, model: str | None) -> None:
-    from arena.config import load_config
-    from arena.loading import load_agent, load_game
-    from arena.match import play_games
-    from arena.plugins.trainers.llm.driver import LLMTrainConfig, ensure_model
-    from arena.registry import get_registry
+    from arena.loading import load_agent
 
-    cfg = load_config(LLMTrainConfig, config, overrides=overrides)
-    game = load_game(cfg.game)
-    agent = load_agent({"name": "llm", **dict(cfg.agent), "model": str(ensure_model(cfg, game))}, game)
-    agent.name = "learner"
-    params = {
-        **dict(cfg.params),
-        "guard": False,
-        "guard_first": False,
-        "measure_before": False,
-        "fixed_abstraction": True,
-    }
-    trainer: Any = get_registry().get("trainer", "lspo").factory(game, [agent], **params)
+    cfg, game, _, trainer, trajectories = _first_iteration(
+        config, overrides, measure_before=False, fixed_abstraction=True
+    )
     trainer.fit = lambda pairs: {}  # the first iteration's clustering and abstract game, no DPO step
-    games = play_games(game, [agent, agent], num_games=cfg.games_per_iter, seed=cfg.seed, record=True)
-    trainer.update([r.trajectory for r in games])
+    trainer.update(trajectories)
     fixed = trainer._fixed_game()
     if model is not None:
         trainer.agent = load_agent({"name": "llm", **dict(cfg.agent), "model": model}, game)
@@ -180,14 +178,19 @@ def noise(config: str, overrides: list[str], samples: list[int], reads: int, mod
         )
 
 
-def exploitability_by_iteration(run: str) -> tuple[list[float], list[float]]:
-    """(before, after) per LSPO iteration from a run's ``metrics.csv``: the LLM's exploitability in
-    that iteration's abstract game just before and just after its DPO step."""
+def _rows(run: str, column: str) -> list[dict[str, str]]:
+    """The rows of a run's ``metrics.csv`` that record ``column`` (the LSPO iterations' rows)."""
     import csv
     from pathlib import Path
 
     with open(Path(run) / "metrics.csv") as fh:
-        rows = [r for r in csv.DictReader(fh) if r.get("train/learner/llm_exploitability")]
+        return [r for r in csv.DictReader(fh) if r.get(column)]
+
+
+def exploitability_by_iteration(run: str) -> tuple[list[float], list[float]]:
+    """(before, after) per LSPO iteration from a run's ``metrics.csv``: the LLM's exploitability in
+    that iteration's abstract game just before and just after its DPO step."""
+    rows = _rows(run, "train/learner/llm_exploitability")
     before = [float(r.get("train/learner/llm_exploitability_before") or "nan") for r in rows]
     return before, [float(r["train/learner/llm_exploitability"]) for r in rows]
 
@@ -195,11 +198,7 @@ def exploitability_by_iteration(run: str) -> tuple[list[float], list[float]]:
 def fixed_by_iteration(run: str) -> list[float]:
     """The LLM's exploitability in the first iteration's abstract game (``fixed_abstraction``):
     the warmed-up model's, then after each iteration; empty when the run did not measure it."""
-    import csv
-    from pathlib import Path
-
-    with open(Path(run) / "metrics.csv") as fh:
-        rows = [r for r in csv.DictReader(fh) if r.get("train/learner/fixed_llm_exploitability")]
+    rows = _rows(run, "train/learner/fixed_llm_exploitability")
     if not rows:
         return []
     return [float(rows[0].get("train/learner/fixed_llm_exploitability_before") or "nan")] + [
@@ -211,15 +210,11 @@ def kept_steps(run: str) -> list[str]:
     """Per LSPO iteration under ``guard``, the kept fit's DPO steps: ``24``, ``12``, ... or
     ``null`` (every try refused: the iteration kept its starting weights); with ``guard_split``,
     ``12 moves`` / ``12 talk`` when only that block of pairs was kept."""
-    import csv
-    from pathlib import Path
-
-    with open(Path(run) / "metrics.csv") as fh:
-        rows = [r for r in csv.DictReader(fh) if r.get("train/learner/guard_epochs")]
+    block = {2: " moves", 3: " talk"}  # lspo/guard_set: 1 all pairs, 2 the move pairs, 3 the talk pairs
     out = []
-    for r in rows:
-        steps, block = float(r["train/learner/guard_epochs"]), float(r.get("train/learner/guard_set") or 1)
-        out.append(f"{steps:.0f}{ {2: ' moves', 3: ' talk'}.get(int(block), '') }" if steps > 0 else "null")
+    for r in _rows(run, "train/learner/guard_epochs"):
+        steps, kept = float(r["train/learner/guard_epochs"]), int(float(r.get("train/learner/guard_set") or 1))
+        out.append(f"{steps:.0f}{block.get(kept, '')}" if steps > 0 else "null")
     return out
 
 
