@@ -61,6 +61,48 @@ def test_scripted_villagers_beat_random_villagers_against_the_same_wolves():
     assert rates["scripted"] > 0.25 and rates["random"] < 0.05, rates
 
 
+@pytest.mark.parametrize("text", ["full", "brief"])
+def test_babble_says_every_speech_act_and_the_game_understands_each(text):
+    """``babble`` (the warm-up that gives an LLM the game's language and no strategy): every kind
+    of speech act comes out, and the game reads each sentence as the act it was drawn as."""
+    import numpy as np
+
+    from arena.agent import Observation
+    from arena.games.werewolf.view import View
+    from arena.match import game_rng, sample_chance
+
+    game = arena.load_game(f"werewolf(players=7,talk=text,text={text})")
+    agent = arena.load_agent("werewolf_scripted:village=babble,wolves=babble", game)
+    rng = game_rng(3, 0)
+    s = game.new_initial_state(seed=rng.bits())
+    sample_chance(s, rng)
+    while Observation(s, s.current_player(), rng, "w").decision != "text":
+        s.apply_action(agent.act(Observation(s, s.current_player(), rng, "w")))
+        sample_chance(s, rng)
+    p, policy = s.current_player(), agent.policy
+    v, draws, kinds = View(Observation(s, p, rng, "w").tensor, 7), np.random.default_rng(0), set()
+    for _ in range(200):
+        act = policy.babble(v, draws)
+        kind, arg = policy.layout.speech(act)
+        kinds.add(kind)
+        t = s.clone()
+        t.apply_action(policy.sentence(act))
+        heard = {
+            "claim": t.claims[p] == arg,
+            "accuse": t.accused_today[arg] == s.accused_today[arg] + 1,
+            "wolf": t.reports[p][arg] == 1,
+            "clear": t.reports[p][arg] == -1,
+            "defend": t.defended_today[arg] == s.defended_today[arg] + 1,
+            "silent": (t.claims, t.accused_today, t.reports, t.defended_today)
+            == (s.claims, s.accused_today, s.reports, s.defended_today),
+        }[kind]
+        assert heard, (kind, arg, policy.sentence(act))
+        assert kind == "defend" or arg != p
+    assert kinds == {"silent", "claim", "accuse", "wolf", "clear", "defend"}
+    with pytest.raises(ArenaError, match="scripted, random, babble"):
+        arena.load_agent("werewolf_scripted:wolves=chatty", game)
+
+
 def test_win_rate_report_per_side_role_and_agent():
     game = arena.load_game("werewolf(players=5)")
     agents = [arena.load_agent("werewolf_scripted", game, label=f"s{k}") for k in range(3)]

@@ -193,6 +193,23 @@ class ScriptedPolicy:
             return self._wolf_vote_target(v, villagers) if villagers else targets[0]
         return _pick(targets, self._village_suspects(v), rng)
 
+    def babble(self, v: View, rng: Any) -> int:
+        """A uniformly random speech act: a kind (silent, claim, accuse, call a werewolf, clear,
+        defend), then its argument (a claimable role, or a living seat; not oneself but for
+        defend). What a player says who knows the game's language and has no strategy."""
+        L = self.layout
+        others = [q for q in v.alive() if q != v.me]
+        kind = ["silent", "claim", "accuse", "wolf", "clear", "defend"][int(rng.integers(6))]
+        if kind == "silent" or not others:
+            return L.silent
+        if kind == "claim":
+            return L.claim + int(rng.integers(L.accuse - L.claim))
+        if kind == "defend":
+            targets = others + [v.me]
+            return L.defend + targets[int(rng.integers(len(targets)))]
+        base = {"accuse": L.accuse, "wolf": L.report_wolf, "clear": L.report_clear}[kind]
+        return base + others[int(rng.integers(len(others)))]
+
     def sentence(self, action: int) -> str:
         kind, arg = self.layout.speech(action)
         return {

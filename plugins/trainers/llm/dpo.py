@@ -9,7 +9,10 @@ with log pi the summed log-prob of the response tokens (:meth:`TrainableLLM.logp
 ``ref`` a frozen reference: the model the trainer started from (``reference: initial``, the
 usual DPO) or the weights at the start of each ``fit`` (``reference: iteration``, an
 iterated DPO that moves the anchor each round). Full weights or LoRA, like every LLM trainer
-here (:mod:`.base`).
+here (:mod:`.base`). ``nll`` α > 0 adds α times the chosen responses' mean per-token negative
+log-likelihood (the NLL term of iterative RPO, Pang et al. 2024): DPO alone only asks the chosen
+response to gain *relative* to the rejected one, and an iterated DPO on free text can satisfy that
+by moving both toward text the model never said (measured on Werewolf, docs/werewolf.md).
 
 Two ways in:
 
@@ -52,10 +55,18 @@ class PreferencePair:
 
 
 def dpo_loss(
-    pi_chosen: Any, pi_rejected: Any, ref_chosen: Any, ref_rejected: Any, beta: float, label_smoothing: float = 0.0
+    pi_chosen: Any,
+    pi_rejected: Any,
+    ref_chosen: Any,
+    ref_rejected: Any,
+    beta: float,
+    label_smoothing: float = 0.0,
+    nll: float = 0.0,
+    chosen_tokens: Any = None,
 ) -> tuple[Any, Any]:
     """Mean DPO loss and the per-pair implicit reward margin
     ``beta * ((pi_c - ref_c) - (pi_r - ref_r))`` (tensors of summed log-probs, one per pair).
+    ``nll`` α adds ``α * mean(-pi_c / chosen_tokens)``: the chosen responses' per-token NLL.
 
     ``label_smoothing`` ε > 0 is conservative DPO (cDPO): each label is taken to be flipped with
     probability ε, so the loss is ``-(1-ε) log σ(m) - ε log σ(-m)``, minimal at the finite margin
@@ -66,6 +77,8 @@ def dpo_loss(
     margin = beta * ((pi_chosen - ref_chosen) - (pi_rejected - ref_rejected))
     logsig = torch.nn.functional.logsigmoid
     loss = -(1.0 - label_smoothing) * logsig(margin) - label_smoothing * logsig(-margin)
+    if nll:
+        loss = loss - nll * pi_chosen / chosen_tokens
     return loss.mean(), margin
 
 
@@ -78,6 +91,7 @@ class DPO(LLMTrainer):
         "minibatch": 0,
         "max_pairs_per_prompt": 4,
         "label_smoothing": 0.0,
+        "nll": 0.0,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -92,6 +106,8 @@ class DPO(LLMTrainer):
             raise ArenaError(
                 f"trainer '{self.name}': label_smoothing must be in [0, 0.5), not {self.p['label_smoothing']}"
             )
+        if float(self.p["nll"]) < 0:
+            raise ArenaError(f"trainer '{self.name}': nll must be >= 0, not {self.p['nll']}")
         self.reference = self.model.frozen_copy()
 
     # -- pairs in ---------------------------------------------------------------------------------
@@ -119,6 +135,8 @@ class DPO(LLMTrainer):
             self.reference = self.model.frozen_copy()
         with torch.no_grad():
             ref_c, ref_r = self.pair_logprobs(pairs, grad=False, model=self.reference)
+        # a per-token mean already (per_token pairs) or a sum over the chosen response's tokens
+        tokens = torch.as_tensor([1 if p.per_token else len(p.chosen_ids) for p in pairs], dtype=ref_c.dtype)
         rng = np.random.default_rng([int(self.p["seed"]), self.updates])
         size = int(self.p["minibatch"]) or len(pairs)
         losses, margins, norms = [], [], []
@@ -130,7 +148,14 @@ class DPO(LLMTrainer):
                 t = torch.as_tensor(idx, dtype=torch.long)
                 pc, pr = self.pair_logprobs(sub, grad=True)
                 loss, margin = dpo_loss(
-                    pc, pr, ref_c[t], ref_r[t], float(self.p["beta"]), float(self.p["label_smoothing"])
+                    pc,
+                    pr,
+                    ref_c[t],
+                    ref_r[t],
+                    float(self.p["beta"]),
+                    float(self.p["label_smoothing"]),
+                    float(self.p["nll"]),
+                    tokens[t].to(pc.device),
                 )
                 norms.append(self.model.step(loss))
                 losses.append(float(loss.detach()))
