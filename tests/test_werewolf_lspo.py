@@ -224,7 +224,7 @@ def test_trajectory_credit_follows_the_games_outcome(monkeypatch):
     base = np.mean(side)
     enc = agent.backend.encode
     want = {}
-    for _, step, ret in decisions:
+    for _, step, ret, _ in decisions:
         if step.observation.decision == "choice" and len(step.observation.legal_actions) > 1 and ret != base:
             played = tuple(enc(agent.prompts.continuation(step.observation.label_of(step.action))))
             want.setdefault(tuple(step.extra["prompt_ids"]), []).append((played, ret > base))
@@ -240,6 +240,20 @@ def test_bad_trainer_params_are_one_clear_error():
         _trainer({"credit": "game"})
     with pytest.raises(ArenaError, match="decisions must be one of all, talk, moves"):
         _trainer({"decisions": "votes"})
+    with pytest.raises(ArenaError, match="pool must be one of decision, turn"):
+        _trainer({"pool": "game"})
+
+
+def test_pool_turn_averages_a_latent_strategy_over_the_same_talk_turn():
+    from arena.plugins.trainers.llm.lspo_playout import pooled
+
+    cluster = {"a1": 0, "a2": 0, "b": 1, "c": 2}
+    q = {0: {"a1": 1.0, "b": -1.0}, 1: {"a2": 0.0, "b": 1.0, "c": 0.5}, 2: {"a1": -1.0, "c": 1.0}, 3: {"x": 1.0}}
+    out = pooled(q, {0: 0, 1: 0, 2: 1}, cluster)  # decisions 0 and 1 at turn 0, 2 at turn 1; 3 a move
+    assert out[0] == {"a1": 0.5, "b": 0.0}  # cluster 0 at turn 0: mean(1, 0); cluster 1: mean(-1, 1)
+    assert out[1] == {"a2": 0.5, "b": 0.0, "c": 0.5}
+    assert out[2] == {"a1": -1.0, "c": 1.0}  # alone at its turn: its own values
+    assert 3 not in out
 
 
 def test_the_shipped_config_trains_from_yaml_and_resumes(tmp_path):

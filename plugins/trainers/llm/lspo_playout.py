@@ -27,6 +27,11 @@ solver by a **per-decision value of each abstract action, estimated from playout
    best over the worst abstract action when ``Q`` differs by at least ``margin``: the advantage
    is taken against a **per-turn group baseline** (the other abstract actions of the same
    turn), so every pair carries that turn's own credit.
+   ``pool: turn`` averages a talk decision's values over every valued decision at the same talk
+   turn of the game (the seat's k-th talk turn), per latent strategy: ``Q(I, z)`` at the
+   abstract information set "k-th talk turn" instead of one state's few playouts — a coarser
+   abstraction, and many more playouts behind each value (moves keep their own values: a seat
+   number names a different player in every game).
    ``credit: trajectory`` is the ablation: no playouts; the played response is preferred over
    another abstract action at the same turn when the game's return beat the batch's mean
    return (and the other way round when below) — one trajectory-level advantage for every turn.
@@ -56,6 +61,7 @@ from .rollout import own_decisions, playout_values
 
 CREDITS = ("turn", "trajectory")
 SCOPES = ("all", "talk", "moves")
+POOLS = ("decision", "turn")
 
 
 class PlayoutLSPO(LSPO):
@@ -75,6 +81,7 @@ class PlayoutLSPO(LSPO):
         "max_decisions": 32,
         "playouts": 4,
         "margin": 0.5,
+        "pool": "decision",
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -87,6 +94,8 @@ class PlayoutLSPO(LSPO):
             raise ArenaError(
                 f"trainer 'lspo_playout': decisions must be one of {', '.join(SCOPES)}, not {self.p['decisions']!r}"
             )
+        if self.p["pool"] not in POOLS:
+            raise ArenaError(f"trainer 'lspo_playout': pool must be one of {', '.join(POOLS)}, not {self.p['pool']!r}")
         if int(self.p["playouts"]) < 1:
             raise ArenaError(f"trainer 'lspo_playout': playouts must be >= 1, not {self.p['playouts']}")
         self.latent = self.latent_space()
@@ -96,17 +105,22 @@ class PlayoutLSPO(LSPO):
         self.games_total = 0
 
     # -- what the learner did ---------------------------------------------------------------------
-    def _decisions(self, trajectories: Sequence[Trajectory]) -> tuple[list[tuple[State, Any, float]], int, list]:
-        """(state, step, the game's return for that seat) of every learner decision with token
-        ids; games that could not be replayed; per game the learner side's return."""
-        out: list[tuple[State, Any, float]] = []
+    def _decisions(self, trajectories: Sequence[Trajectory]) -> tuple[list[tuple[State, Any, float, int]], int, list]:
+        """(state, step, the game's return for that seat, the seat's how-many-th decision of that
+        kind it is) of every learner decision with token ids; games that could not be replayed;
+        per game the learner side's return."""
+        out: list[tuple[State, Any, float, int]] = []
         skipped = 0
         side: list[float] = []
         for traj in trajectories:
             mine, bad = own_decisions(self.game, [traj], self.agent.name)
             skipped += bad
             mine = [(st, step) for st, step in mine if step.extra.get("prompt_ids")]
-            out += [(st, step, float(traj.returns[step.player])) for st, step in mine]
+            seen: dict[tuple[int, str], int] = {}
+            for st, step in mine:
+                kind = (step.player, step.observation.decision)
+                out.append((st, step, float(traj.returns[step.player]), seen.get(kind, 0)))
+                seen[kind] = seen.get(kind, 0) + 1
             if mine:
                 side.append(float(np.mean([traj.returns[step.player] for _, step in mine])))
         return out, skipped, side
@@ -133,7 +147,7 @@ class PlayoutLSPO(LSPO):
             "lspo/skipped_games": float(skipped),
             "lspo/decisions": float(len(decisions)),
         }
-        talk = [i for i, (_, step, _) in enumerate(decisions) if step.observation.decision == "text"]
+        talk = [i for i, (_, step, _, _) in enumerate(decisions) if step.observation.decision == "text"]
         extra = self._generate([decisions[i][1].observation for i in talk], int(self.p["candidates"]), seed)
         cands = {i: [str(decisions[i][1].action)] + row for i, row in zip(talk, extra)}
         self.corpus = (self.corpus + [t for row in cands.values() for t in row])[-int(self.p["corpus"]) :]
@@ -146,7 +160,7 @@ class PlayoutLSPO(LSPO):
         scope = self.p["decisions"]
         pool = [
             i
-            for i, (_, step, _) in enumerate(decisions)
+            for i, (_, step, _, _) in enumerate(decisions)
             if (step.observation.decision == "text") == (scope == "talk") or scope == "all"
         ]
         pool = [i for i in pool if len(self._options(decisions[i][1], cands.get(i), ids)) > 1]
@@ -181,7 +195,7 @@ class PlayoutLSPO(LSPO):
         n = int(self.p["playouts"])
         starts, where = [], []
         for i in pool:
-            st, step, _ = decisions[i]
+            st, step, _, _ = decisions[i]
             for option in self._options(step, cands.get(i), ids):
                 starts += [(st, option, step.player)] * n
                 where.append((i, option))
@@ -191,6 +205,9 @@ class PlayoutLSPO(LSPO):
         q: dict[int, dict[Any, float]] = {}
         for (i, option), v in zip(where, values):
             q.setdefault(i, {})[option] = float(v)
+        if self.p["pool"] == "turn":
+            talk = {i: decisions[i][3] for i in q if decisions[i][1].observation.decision == "text"}
+            q.update(pooled(q, talk, ids))
         pairs, gaps = [], []
         for i, vals in q.items():
             ranked = sorted(vals, key=lambda o: (vals[o], str(o)))
@@ -215,7 +232,7 @@ class PlayoutLSPO(LSPO):
         base = float(np.mean(side)) if side else 0.0
         pairs, gaps = [], []
         for i in pool:
-            _, step, ret = decisions[i]
+            _, step, ret, _ = decisions[i]
             adv = ret - base
             options = self._options(step, cands.get(i), ids)
             played = str(step.action) if step.observation.decision == "text" else step.action
@@ -233,6 +250,19 @@ class PlayoutLSPO(LSPO):
     def load_extra_state(self, state: dict[str, Any]) -> None:
         super().load_extra_state(state)
         self.games_total = int(state.get("games_total", 0))
+
+
+def pooled(
+    q: dict[int, dict[Any, float]], turn: dict[int, int], cluster: dict[str, int]
+) -> dict[int, dict[Any, float]]:
+    """For the talk decisions ``turn`` names (decision -> the seat's k-th talk turn): each
+    utterance's value replaced by the mean value of its latent strategy ``cluster[utterance]``
+    over every such decision at the same turn (``pool: turn``)."""
+    acc: dict[tuple[int, int], list[float]] = {}
+    for i, k in turn.items():
+        for option, v in q[i].items():
+            acc.setdefault((k, cluster[option]), []).append(v)
+    return {i: {o: float(np.mean(acc[(k, cluster[o])])) for o in q[i]} for i, k in turn.items()}
 
 
 def make_lspo_playout(game: Game, learners: Sequence[Any], **params: Any) -> PlayoutLSPO:
