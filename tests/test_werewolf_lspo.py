@@ -210,6 +210,21 @@ def test_turn_credit_prefers_the_abstract_action_with_the_higher_playout_value(m
             assert pair.per_token and pair.chosen_ids != pair.rejected_ids
 
 
+def test_crn_plays_the_same_option_on_the_same_streams():
+    """``crn``: playouts that share a stream id replay the same luck (chance draws and the LLM's
+    samples); without ids every playout has its own stream."""
+    from arena.plugins.trainers.llm.rollout import playout_finals
+
+    game, agent, tr = _trainer({})
+    decisions, _, _ = tr._decisions(_games(game, agent, 1))
+    st, step, _, _ = next(d for d in decisions if d[1].observation.decision == "text")
+    starts = [(st, str(step.action), step.player)] * 8
+    shared = [f.transcript for f in playout_finals(game, starts, agent, 3, cache=False, streams=[0, 1, 2, 3] * 2)]
+    assert shared[:4] == shared[4:] and len({tuple(t) for t in shared[:4]}) > 1
+    own = [f.transcript for f in playout_finals(game, starts, agent, 3, cache=False)]
+    assert len({tuple(t) for t in own}) > 4
+
+
 def test_trajectory_credit_follows_the_games_outcome(monkeypatch):
     game, agent, tr = _trainer({"credit": "trajectory", "candidates": 2, "max_decisions": 0, "decisions": "moves"})
     for seed in range(6):  # a batch with a won game and a lost or drawn one (the village wins ~1 in 4 here)

@@ -32,6 +32,9 @@ solver by a **per-decision value of each abstract action, estimated from playout
    abstract information set "k-th talk turn" instead of one state's few playouts — a coarser
    abstraction, and many more playouts behind each value (moves keep their own values: a seat
    number names a different player in every game).
+   ``crn: true`` plays playout j of every abstract action of a decision on the same random
+   stream (common random numbers: the scripted side's chance draws and the LLM's samples), so
+   the values' difference carries less playout luck than two independent means.
    ``credit: trajectory`` is the ablation: no playouts; the played response is preferred over
    another abstract action at the same turn when the game's return beat the batch's mean
    return (and the other way round when below) — one trajectory-level advantage for every turn.
@@ -82,6 +85,7 @@ class PlayoutLSPO(LSPO):
         "playouts": 4,
         "margin": 0.5,
         "pool": "decision",
+        "crn": False,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -193,15 +197,18 @@ class PlayoutLSPO(LSPO):
     ) -> tuple[list[tuple[PreferencePair, bool]], list[float], int]:
         """Per decision: every abstract action's playout value; best over worst (module docstring)."""
         n = int(self.p["playouts"])
-        starts, where = [], []
+        starts, where, streams = [], [], []
         for i in pool:
             st, step, _, _ = decisions[i]
             for option in self._options(step, cands.get(i), ids):
                 starts += [(st, option, step.player)] * n
                 where.append((i, option))
+                streams += [i * n + j for j in range(n)]  # crn: playout j of every option, one stream
         if not starts:
             return [], [], 0
-        values = playout_values(self.game, starts, self.agent, seed + 7, cache=False).reshape(-1, n).mean(axis=1)
+        common = streams if self.p["crn"] else None
+        values = playout_values(self.game, starts, self.agent, seed + 7, cache=False, streams=common)
+        values = values.reshape(-1, n).mean(axis=1)
         q: dict[int, dict[Any, float]] = {}
         for (i, option), v in zip(where, values):
             q.setdefault(i, {})[option] = float(v)

@@ -54,30 +54,44 @@ def own_decisions(game: Game, trajectories: Sequence[Trajectory], name: str) -> 
 
 
 def playout_values(
-    game: Game, starts: Sequence[tuple[State, Any, int]], agent: Agent, seed: int, cache: bool = True
+    game: Game,
+    starts: Sequence[tuple[State, Any, int]],
+    agent: Agent,
+    seed: int,
+    cache: bool = True,
+    streams: Sequence[int] | None = None,
 ) -> np.ndarray:
     """For each (state, action, player): the player's return after taking ``action`` in ``state``
     and letting ``agent`` play every seat to the end (one sampled continuation each)."""
-    finals = playout_finals(game, starts, agent, seed, cache)
+    finals = playout_finals(game, starts, agent, seed, cache, streams)
     return np.array([float(f.returns()[p]) for f, (_, _, p) in zip(finals, starts)])
 
 
 def playout_finals(
-    game: Game, starts: Sequence[tuple[State, Any, int]], agent: Agent, seed: int, cache: bool = True
+    game: Game,
+    starts: Sequence[tuple[State, Any, int]],
+    agent: Agent,
+    seed: int,
+    cache: bool = True,
+    streams: Sequence[int] | None = None,
 ) -> list[State]:
     """For each (state, action, player): the finished state after taking ``action`` in ``state``
     and letting ``agent`` play every seat to the end (what a judge compares). ``cache: False``
     asks the agent for every move in one ``act_batch`` per round instead of caching its policy per
     information set: what long games with free text need (few prompts ever repeat, and a text
-    turn has no policy to cache)."""
+    turn has no policy to cache). Each playout draws chance outcomes and the agent's samples from
+    its own stream; ``streams`` (one id per start) gives starts with the same id the *same*
+    stream — common random numbers, so two actions compared from one state differ by the action
+    and not by the luck of their playouts."""
     scored = cache and agent.has_policy and getattr(agent, "mode", "scored") == "scored"
     policies: dict[tuple, Any] | None = {} if scored else None
     rng = np.random.default_rng(seed)
+    base = int(np.random.default_rng([seed, 1]).integers(2**31))
     live: list[tuple[int, State, Any]] = []
     for i, (state, action, player) in enumerate(starts):
         s = state.clone()
         s.apply_action(action)
-        g = game_rng(int(rng.integers(2**31)), i)
+        g = game_rng(int(rng.integers(2**31)), i) if streams is None else game_rng(base, int(streams[i]))
         sample_chance(s, g)
         live.append((i, s, g))
     finals: list[State] = [x[1] for x in live]
