@@ -271,9 +271,11 @@ def test_pool_turn_averages_a_latent_strategy_over_the_same_talk_turn():
     assert 3 not in out
 
 
-def test_the_shipped_config_trains_from_yaml_and_resumes(tmp_path):
-    """``arena llm-train configs/llm/werewolf_lspo.yaml`` end to end (a small table, no warm-up),
-    then the same command again: the finished run is read back, not retrained."""
+@pytest.mark.parametrize("config,side", [("werewolf_lspo", "wolves"), ("werewolf_lspo_wolves", "village")])
+def test_the_shipped_config_trains_from_yaml_and_resumes(tmp_path, config, side):
+    """``arena llm-train configs/llm/werewolf_lspo.yaml`` (and the wolves' config) end to end (a
+    small table, no warm-up), then the same command again: the finished run is read back, not
+    retrained."""
     pytest.importorskip("transformers")
     pytest.importorskip("sklearn")
     import csv
@@ -282,7 +284,7 @@ def test_the_shipped_config_trains_from_yaml_and_resumes(tmp_path):
     from arena.plugins.trainers.llm.driver import LLMTrainConfig, train
 
     overrides = [
-        "game=werewolf(players=5,talk=text,scripted=wolves,max_days=1,max_message_chars=8)",
+        f"game=werewolf(players=5,talk=text,scripted={side},max_days=1,max_message_chars=8)",
         f"model.dir={tmp_path / 'model'}",
         "model.pretrain_steps=0",
         "agent.max_text_tokens=8",
@@ -294,7 +296,7 @@ def test_the_shipped_config_trains_from_yaml_and_resumes(tmp_path):
         f"out={tmp_path / 'run'}",
         "quiet=true",
     ]
-    cfg = load_config(LLMTrainConfig, "configs/llm/werewolf_lspo.yaml", overrides)
+    cfg = load_config(LLMTrainConfig, f"configs/llm/{config}.yaml", overrides)
     assert cfg.trainer == "lspo_playout" and cfg.params["credit"] == "turn"
     train(cfg)
     rows = list(csv.DictReader(open(tmp_path / "run" / "metrics.csv")))
