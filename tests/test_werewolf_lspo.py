@@ -312,6 +312,7 @@ def test_the_leaderboard_config_seats_the_trained_village():
     """configs/tournament/werewolf_lspo.yaml: one round-robin group of seven (every agent in every
     seat), the LSPO snapshot and the model it started from among them."""
     from arena.config import load_config
+    from arena.plugins.trainers.llm.driver import LLMTrainConfig
     from arena.tournament import TournamentConfig
 
     cfg = load_config(TournamentConfig, "configs/tournament/werewolf_lspo.yaml")
@@ -322,6 +323,9 @@ def test_the_leaderboard_config_seats_the_trained_village():
         "snapshots/learner@" in models["lspo_village"]
         and models["untrained"] == "runs/lspo/tiny-village-brief-w1-s1-na"
     )
+    wolves = load_config(LLMTrainConfig, "configs/llm/werewolf_lspo_wolves.yaml")
+    assert models["lspo_wolf"] == f"{wolves.out}/snapshots/learner@{wolves.iterations}"
+    assert models["untrained_wolf"] == wolves.model.dir
 
 
 def test_werewolf_eval_pairs_the_deals_and_reports_intervals(tmp_path, capsys):
