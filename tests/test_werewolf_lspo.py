@@ -178,8 +178,8 @@ def test_turn_credit_prefers_the_abstract_action_with_the_higher_playout_value(m
 
     real = lspo_playout.playout_values
 
-    def spy(g, starts, a, seed, cache=True):
-        values = real(g, starts, a, seed, cache=cache)
+    def spy(g, starts, a, seed, cache=True, streams=None):
+        values = real(g, starts, a, seed, cache=cache, streams=streams)
         seen["starts"], seen["values"] = starts, values
         return values
 
