@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .rules import DOCTOR, SEER, WOLF, ActionLayout
+from .rules import CLAIMABLE, DOCTOR, SEER, WOLF, ActionLayout
 from .view import View
 
 
@@ -203,7 +203,7 @@ class ScriptedPolicy:
         if kind == "silent" or not others:
             return L.silent
         if kind == "claim":
-            return L.claim + int(rng.integers(L.accuse - L.claim))
+            return L.claim + int(rng.integers(len(CLAIMABLE)))
         if kind == "defend":
             targets = others + [v.me]
             return L.defend + targets[int(rng.integers(len(targets)))]

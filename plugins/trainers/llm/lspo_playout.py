@@ -123,8 +123,8 @@ class PlayoutLSPO(LSPO):
             seen: dict[tuple[int, str], int] = {}
             for st, step in mine:
                 kind = (step.player, step.observation.decision)
-                out.append((st, step, float(traj.returns[step.player]), seen.get(kind, 0)))
-                seen[kind] = seen.get(kind, 0) + 1
+                seen[kind] = k = seen.get(kind, -1) + 1
+                out.append((st, step, float(traj.returns[step.player]), k))
             if mine:
                 side.append(float(np.mean([traj.returns[step.player] for _, step in mine])))
         return out, skipped, side
