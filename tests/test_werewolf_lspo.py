@@ -358,3 +358,25 @@ def test_werewolf_eval_pairs_the_deals_and_reports_intervals(tmp_path, capsys):
     assert werewolf_eval.main(["summary", str(a), "--before", str(b)]) == 2  # other games: refused
     assert werewolf_eval.main(["play", "--game", "werewolf(players=5)", "--agent", "random", "--games", "1"]) == 2
     assert "needs scripted=wolves or scripted=village" in capsys.readouterr().err
+
+
+def test_werewolf_eval_pools_several_seeds_in_order(tmp_path):
+    """``--seed 0 3`` is the two single-seed evaluations' per-game lists concatenated, in order."""
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import werewolf_eval
+
+    game = "werewolf(players=5,talk=text,scripted=wolves,max_days=2,text=brief)"
+    rows = {}
+    for name, seeds in (("a", ["0"]), ("b", ["3"]), ("ab", ["0", "3"])):
+        out = tmp_path / f"{name}.json"
+        args = ["play", "--game", game, "--agent", "random", "--games", "12", "--seed", *seeds, "--out", str(out)]
+        assert werewolf_eval.main(args) == 0
+        rows[name] = json.loads(out.read_text())
+    assert rows["ab"]["games"] == 24 and rows["ab"]["seed"] == [0, 3] and rows["a"]["seed"] == 0
+    for k in werewolf_eval.METRICS:
+        assert rows["ab"]["per_game"][k] == rows["a"]["per_game"][k] + rows["b"]["per_game"][k]
+    assert rows["a"]["per_game"]["win"] != rows["b"]["per_game"]["win"]  # the seeds deal different games

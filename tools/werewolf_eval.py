@@ -1,10 +1,11 @@
 """Werewolf evaluation with intervals: a learner side against the game's scripted side.
 
-``python tools/werewolf_eval.py play --agent SPEC|CHECKPOINT_DIR --games 400 [--seed 0] [--out FILE]``
+``python tools/werewolf_eval.py play --agent SPEC|CHECKPOINT_DIR --games 400 [--seed 0 [7 ...]] [--out FILE]``
 seats the agent on every seat of ``werewolf(..., scripted=wolves|village)`` (the scripted side
 is part of the environment, so the agent decides only for the other side) and reports, for the
 learner side, its win rate, draw rate (day limit) and mean return, each with a 95% bootstrap
-interval over games.
+interval over games. With several ``--seed`` values it plays ``--games`` games at each and pools
+them (per-game lists in seed order): one file, and one interval, for the whole evaluation set.
 ``python tools/werewolf_eval.py summary FILE... [--before FILE...]`` aggregates such files (one
 per seed) into the mean and IQM over seeds, and with ``--before`` (the untrained model on the
 same games) each seed's *paired* change: :func:`negotiation_eval.summary`, which checks that
@@ -61,14 +62,17 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
     side = learner_side(game)
     spec = checkpoint_spec(args.agent) if Path(args.agent).is_dir() else args.agent
     agent = arena.load_agent(spec, game, label="agent")
-    results = arena.play(game, [agent] * game.spec.num_players, games=args.games, seed=args.seed)
-    games = per_game(results, side)
+    games: dict[str, list[float]] = {k: [] for k in METRICS}
+    for seed in args.seed:
+        results = arena.play(game, [agent] * game.spec.num_players, games=args.games, seed=seed)
+        for k, v in per_game(results, side).items():
+            games[k] += v
     return {
         "game": args.game,
         "agent": args.agent,
         "side": side,
-        "games": args.games,
-        "seed": args.seed,
+        "games": args.games * len(args.seed),
+        "seed": args.seed[0] if len(args.seed) == 1 else args.seed,
         **{k: interval(v) for k, v in games.items()},
         "per_game": games,
     }
@@ -81,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pp.add_argument("--game", default=GAME)
     pp.add_argument("--agent", required=True, help="agent spec (e.g. werewolf_scripted) or a checkpoint directory")
     pp.add_argument("--games", type=int, default=400)
-    pp.add_argument("--seed", type=int, default=0)
+    pp.add_argument("--seed", type=int, nargs="+", default=[0], help="one or more; --games games at each, pooled")
     pp.add_argument("--out", help="write the JSON here as well")
     ps = sub.add_parser("summary", help="aggregate play outputs (one per seed)")
     ps.add_argument("files", nargs="+")

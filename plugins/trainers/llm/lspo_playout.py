@@ -162,19 +162,19 @@ class PlayoutLSPO(LSPO):
             out.update({"lspo/latent_strategies": float(self.latent.k), "lspo/silhouette": self.latent.silhouette})
         out["lspo/corpus"] = float(len(self.corpus))
         scope = self.p["decisions"]
-        pool = [
+        valued = [
             i
             for i, (_, step, _, _) in enumerate(decisions)
             if (step.observation.decision == "text") == (scope == "talk") or scope == "all"
         ]
-        pool = [i for i in pool if len(self._options(decisions[i][1], cands.get(i), ids)) > 1]
+        valued = [i for i in valued if len(self._options(decisions[i][1], cands.get(i), ids)) > 1]
         cap = int(self.p["max_decisions"])
-        if cap and len(pool) > cap:
-            pool = sorted(int(i) for i in rng.choice(pool, size=cap, replace=False))
+        if cap and len(valued) > cap:
+            valued = sorted(int(i) for i in rng.choice(valued, size=cap, replace=False))
         if self.p["credit"] == "turn":
-            pairs, gaps, playouts = self._turn_pairs(decisions, pool, cands, ids, seed)
+            pairs, gaps, playouts = self._turn_pairs(decisions, valued, cands, ids, seed)
         else:
-            pairs, gaps, playouts = self._trajectory_pairs(decisions, pool, cands, ids, side, rng)
+            pairs, gaps, playouts = self._trajectory_pairs(decisions, valued, cands, ids, side, rng)
         self.games_total += playouts
         out.update(
             {
@@ -193,12 +193,12 @@ class PlayoutLSPO(LSPO):
         return self.preference(step, hi, lo), step.observation.decision == "text"
 
     def _turn_pairs(
-        self, decisions: list, pool: list[int], cands: dict[int, list[str]], ids: dict[str, int], seed: int
+        self, decisions: list, valued: list[int], cands: dict[int, list[str]], ids: dict[str, int], seed: int
     ) -> tuple[list[tuple[PreferencePair, bool]], list[float], int]:
         """Per decision: every abstract action's playout value; best over worst (module docstring)."""
         n = int(self.p["playouts"])
         starts, where, streams = [], [], []
-        for i in pool:
+        for i in valued:
             st, step, _, _ = decisions[i]
             for option in self._options(step, cands.get(i), ids):
                 starts += [(st, option, step.player)] * n
@@ -228,7 +228,7 @@ class PlayoutLSPO(LSPO):
     def _trajectory_pairs(
         self,
         decisions: list,
-        pool: list[int],
+        valued: list[int],
         cands: dict[int, list[str]],
         ids: dict[str, int],
         side: list[float],
@@ -238,7 +238,7 @@ class PlayoutLSPO(LSPO):
         sign of the game's return minus the batch's mean return (the ablation)."""
         base = float(np.mean(side)) if side else 0.0
         pairs, gaps = [], []
-        for i in pool:
+        for i in valued:
             _, step, ret, _ = decisions[i]
             adv = ret - base
             options = self._options(step, cands.get(i), ids)
