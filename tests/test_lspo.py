@@ -162,6 +162,47 @@ def test_dpo_raises_the_chosen_margin_and_outcome_pairs():
     assert chosen[2.0] > chosen[0.0] + 1.0, chosen  # measured: -2.3 vs -11.5
 
 
+def test_dpo_replay_keeps_fitting_earlier_pairs_and_resumes(tmp_path):
+    """``replay``: a later fit keeps pulling an earlier round's pair — here a round with no new
+    pair moves it further with replay and not at all without; the buffer survives a save/load."""
+    from arena.agent import Observation
+    from arena.plugins.trainers.llm.dpo import PreferencePair
+
+    g = load_game("kuhn_poker")
+
+    def pair(agent, cards, good, bad):
+        state = g.new_initial_state()
+        for c in cards:
+            state.apply_action(c)
+        obs = Observation(state, 0, np.random.default_rng(0), g.spec.full_name)
+        prompt = agent.backend.prompt_ids(agent.prompts.build(obs))
+        enc = [agent.backend.encode(agent.prompts.continuation(lbl)) for lbl in (good, bad)]
+        return PreferencePair(tuple(prompt), tuple(enc[0]), tuple(enc[1]))
+
+    moved, stats = {}, {}
+    for keep in (0, 8):
+        params = {"beta": 0.5, "epochs": 2, "lr": 5e-5, "seed": 0, "replay": keep}
+        t = load_trainer({"name": "dpo", "params": params}, g, [_llm(g)])
+        first = pair(t.agent, (2, 0), "bet", "check")
+        t.fit([first])
+        before = t.pair_logprobs([first], grad=False)
+        stats[keep] = t.fit([])
+        after = t.pair_logprobs([first], grad=False)
+        moved[keep] = float((after[0] - after[1]) - (before[0] - before[1]))
+    assert moved[0] == 0.0 and stats[0] == {"dpo/pairs": 0.0}
+    assert moved[8] > 1.0 and stats[8]["dpo/replayed"] == 1.0 and stats[8]["dpo/pairs"] == 0.0, (moved, stats)
+    second = pair(t.agent, (0, 2), "check", "bet")
+    t.fit([second])
+    from arena.trainer import load_trainer_state, save_trainer_state
+
+    save_trainer_state(t, tmp_path / "state.pt")  # the run store's file (weights_only on load)
+    again = load_trainer({"name": "dpo", "params": params}, g, [_llm(g)])
+    load_trainer_state(again, tmp_path / "state.pt")
+    assert again.replayed == t.replayed == [first, second]
+    with pytest.raises(ArenaError, match="replay must be >= 0"):
+        load_trainer({"name": "dpo", "params": {"replay": -1}}, g, [t.agent])
+
+
 # A small LSPO iteration on Kuhn table talk (8-character talk, k = 2, a short CFR solve).
 SMALL_LSPO = {
     "candidates": 1,

@@ -13,6 +13,10 @@ here (:mod:`.base`). ``nll`` α > 0 adds α times the chosen responses' mean per
 log-likelihood (the NLL term of iterative RPO, Pang et al. 2024): DPO alone only asks the chosen
 response to gain *relative* to the rejected one, and an iterated DPO on free text can satisfy that
 by moving both toward text the model never said (measured on Werewolf, docs/werewolf.md).
+``replay`` N > 0 keeps the last N pairs of earlier fits and fits them again beside each new batch:
+with ``reference: initial`` every pair's target is a margin over the same fixed model, so the
+pairs of all rounds are one preference dataset that grows, where a loop that fits each round's
+few pairs alone lets the next round's noise undo them (measured on Werewolf, docs/werewolf.md).
 
 Two ways in:
 
@@ -92,6 +96,7 @@ class DPO(LLMTrainer):
         "max_pairs_per_prompt": 4,
         "label_smoothing": 0.0,
         "nll": 0.0,
+        "replay": 0,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -108,7 +113,10 @@ class DPO(LLMTrainer):
             )
         if float(self.p["nll"]) < 0:
             raise ArenaError(f"trainer '{self.name}': nll must be >= 0, not {self.p['nll']}")
+        if int(self.p["replay"]) < 0:
+            raise ArenaError(f"trainer '{self.name}': replay must be >= 0, not {self.p['replay']}")
         self.reference = self.model.frozen_copy()
+        self.replayed: list[PreferencePair] = []
 
     # -- pairs in ---------------------------------------------------------------------------------
     def pair_logprobs(self, pairs: Sequence[PreferencePair], grad: bool, model: Any = None) -> tuple[Any, Any]:
@@ -124,10 +132,15 @@ class DPO(LLMTrainer):
         return seq[0::2], seq[1::2]
 
     def fit(self, pairs: Sequence[PreferencePair]) -> dict[str, float]:
-        """``epochs`` passes of DPO over ``pairs`` (in ``minibatch``-sized chunks; 0 = all at once)."""
+        """``epochs`` passes of DPO over ``pairs`` and the ``replay`` buffer (in ``minibatch``-sized
+        chunks; 0 = all at once)."""
         import torch
 
-        pairs = [p for p in pairs if p.chosen_ids != p.rejected_ids]
+        new = [p for p in pairs if p.chosen_ids != p.rejected_ids]
+        old = self.replayed
+        keep = int(self.p["replay"])
+        self.replayed = (old + new)[-keep:] if keep else []
+        pairs = old + new
         if not pairs:
             self.updates += 1
             return {"dpo/pairs": 0.0}
@@ -165,7 +178,8 @@ class DPO(LLMTrainer):
         with torch.no_grad():
             pc, pr = self.pair_logprobs(pairs, grad=False)
         return {
-            "dpo/pairs": float(len(pairs)),
+            "dpo/pairs": float(len(new)),
+            "dpo/replayed": float(len(old)),
             "dpo/loss_first": losses[0],
             "dpo/loss_last": losses[-1],
             "dpo/reward_margin": margins[-1],
@@ -200,13 +214,18 @@ class DPO(LLMTrainer):
         return self.fit(self.outcome_pairs(trajectories))
 
     def extra_state(self) -> dict[str, Any]:
-        if self.p["reference"] == "iteration":
-            return {}
-        return {"reference": {k: v.detach().clone() for k, v in self.reference.state_dict().items()}}
+        rows = [[list(p.prompt_ids), list(p.chosen_ids), list(p.rejected_ids), p.per_token] for p in self.replayed]
+        out: dict[str, Any] = {"replayed": rows}
+        if self.p["reference"] != "iteration":
+            out["reference"] = {k: v.detach().clone() for k, v in self.reference.state_dict().items()}
+        return out
 
     def load_extra_state(self, state: dict[str, Any]) -> None:
         if "reference" in state:
             self.reference.load_state_dict(state["reference"])
+        self.replayed = [
+            PreferencePair(tuple(a), tuple(b), tuple(c), bool(d)) for a, b, c, d in state.get("replayed", [])
+        ]
 
 
 def make_dpo(game: Game, learners: Sequence[Any], **params: Any) -> DPO:
