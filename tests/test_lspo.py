@@ -438,6 +438,13 @@ def test_lspo_guard_backtracks_and_restores_the_weights():
     tried.clear()
     stats, after = trainer.guarded_fit(pairs + talk, lambda: {"exploitability": 0.5}, before, blocks=[pairs, talk])
     assert tried == [8, 4, 2, 1] * 3 and stats["lspo/guard_set"] == 0 and after is before  # all refused: null
+    # with DPO's replay buffer: an undone try leaves no pairs in it, a kept fit its pairs once
+    trainer.fit, trainer.p["replay"] = fit, 8
+    trainer.guarded_fit(pairs, lambda: {"exploitability": 0.5}, before)
+    assert trainer.replayed == []
+    results = iter([0.6, 0.3])
+    trainer.guarded_fit(pairs, lambda: {"exploitability": next(results)}, before)
+    assert trainer.replayed == pairs
     with pytest.raises(ArenaError, match="guard_split needs"):
         load_trainer({"name": "lspo", "params": {"guard_split": True}}, g, [agent])
     with pytest.raises(ArenaError, match="guard_first needs"):

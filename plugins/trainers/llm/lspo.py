@@ -404,6 +404,7 @@ class LSPO(DPO):
         (the kept fit's pairs: 1 all, 2, 3, ... the blocks in order; 0 for a null step), and the
         measures of the kept weights."""
         start = copy.deepcopy(self.model.state_dict())
+        replayed = list(self.replayed)  # an undone try must not leave its pairs in DPO's replay buffer
         updates, configured = self.updates, self.p["epochs"]
         tol = float(self.p["guard_tol"])
         limit = float(before["exploitability"]) + tol
@@ -424,6 +425,7 @@ class LSPO(DPO):
                         kept = {"lspo/guard_epochs": float(epochs), "lspo/guard_set": float(which)}
                         return {**stats, "lspo/guard_tries": float(tries), **kept}, after
                     self.model.load_state_dict(copy.deepcopy(start))
+                    self.replayed = list(replayed)
                     if epochs == 1:
                         break
                     epochs = max(1, epochs // 2)
