@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import struct
 import time
@@ -46,6 +47,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from arena.errors import ArenaError
 
 DB_NAME = "arena.sqlite"
+LOCK_NAME = ".writer.lock"
 SCHEMA_VERSION = 2
 """2: ordered match ids (:func:`match_id`); a schema-1 store is read (leaderboards) but not resumed."""
 READABLE_SCHEMAS = ("1", "2")
@@ -171,6 +173,52 @@ class _Clash(Exception):
     """A batch met rows already stored (:meth:`RunStore._commit` redoes it carefully)."""
 
 
+class RunLock:
+    """One writing process per run directory: an exclusive ``flock`` on ``<run>/.writer.lock``,
+    held while a run writes. Why: a second process on the same directory (a sweep starting a seed
+    that a hand-started command is still running, a command typed twice) would otherwise train
+    the same steps beside the first and interleave its checkpoints and rows. The OS drops the
+    lock when its holder exits, killed or not, so a crashed run leaves no stale lock to clear.
+    Readers (leaderboards, reports) never take it. Without ``fcntl`` (Windows) it does nothing."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    @classmethod
+    def acquire(cls, path: str | Path) -> "RunLock":
+        """Take the lock or stop with one message naming the directory and the holder's pid."""
+        path = Path(path)
+        if path.exists() and not path.is_dir():
+            raise ArenaError(f"run path {path} is a file, not a run directory; choose another path")
+        path.mkdir(parents=True, exist_ok=True)
+        handle = open(path / LOCK_NAME, "a+")
+        try:
+            import fcntl
+        except ImportError:  # no advisory locks on this platform: run unguarded, as before
+            return cls(handle)
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            handle.close()
+            raise ArenaError(
+                f"run directory {path} is in use by another process (pid {holder}); "
+                "wait for it to finish, or choose another directory"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        return cls(handle)
+
+    def release(self) -> None:
+        """Idempotent; closing the file drops the lock."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
 class RunStore:
     """A run directory and its SQLite store. Use :meth:`open` (create/resume) or :meth:`open_existing`."""
 
@@ -194,7 +242,7 @@ class RunStore:
         db = path / DB_NAME
         if path.exists() and not path.is_dir():
             raise ArenaError(f"run path {path} is a file, not a run directory; choose another path")
-        if path.is_dir() and not db.exists() and any(path.iterdir()):
+        if path.is_dir() and not db.exists() and any(p.name != LOCK_NAME for p in path.iterdir()):
             raise ArenaError(
                 f"run path {path} is a non-empty directory without an arena store ({DB_NAME}); "
                 "refusing to write into it — choose a new or empty directory"

@@ -117,3 +117,32 @@ def test_sigkill_mid_step_then_resume_equals_clean_run(tmp_path):
         assert steps == list(range(1, STEPS + 1)), (tag, steps)
     assert [v for _, v in sa["train/ppo/return"]] == pytest.approx([v for _, v in sb["train/ppo/return"]])
     assert (crash_dir / "leaderboard.md").exists() and (crash_dir / "ratings.png").exists()
+
+
+def test_a_second_process_on_a_running_league_stops_and_writes_nothing(tmp_path):
+    """One writer per run directory (:class:`arena.store.RunLock`): while another process holds
+    the run, starting it again is one message naming the directory and the holder's pid, and the
+    run gets nothing from the refused start; the holder killed with SIGKILL leaves no stale lock.
+    A directory that is not a run is refused as before, with no lock file left in it."""
+    from arena.errors import ArenaError
+
+    out = tmp_path / "run"
+    cfg = load_config(LeagueConfig, base=ppo_kuhn_league(out, seed=0, steps=1, games_per_step=8))
+    hold = "import sys, time; from arena.store import RunLock; lock = RunLock.acquire(sys.argv[1]); print('held', flush=True); time.sleep(120)"
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(ArenaError, match=rf"run directory {out} is in use by another process \(pid {holder.pid}\)"):
+            run_league(cfg, quiet=True)
+        assert not (out / "arena.sqlite").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert run_league(cfg, quiet=True).steps_run == 1  # the killed holder's lock went with it
+    stray = tmp_path / "notes"
+    stray.mkdir()
+    (stray / "todo.txt").write_text("mine")
+    cfg = load_config(LeagueConfig, base=ppo_kuhn_league(stray, seed=0, steps=1, games_per_step=8))
+    with pytest.raises(ArenaError, match="non-empty directory without an arena store"):
+        run_league(cfg, quiet=True)
+    assert sorted(p.name for p in stray.iterdir()) == ["todo.txt"]

@@ -165,7 +165,7 @@ class League:
         kind: str = "league",
     ) -> None:
         from arena.loading import load_game
-        from arena.store import RunStore
+        from arena.store import LOCK_NAME, RunLock, RunStore
 
         validate(cfg)
         self.cfg = cfg
@@ -176,7 +176,14 @@ class League:
         self.game = load_game(cfg.game)  # free-text games too: agents that cannot talk forfeit those games
         self.fp = fingerprint_of(cfg)
         fresh = not (Path(cfg.out) / "arena.sqlite").exists()
-        self.store = RunStore.open(cfg.out, self.fp, config_text, kind="league")
+        self.lock = RunLock.acquire(cfg.out)  # before any write: another process may own this run
+        try:
+            self.store = RunStore.open(cfg.out, self.fp, config_text, kind="league")
+        except BaseException:
+            self.lock.release()
+            if fresh:  # refused (e.g. a non-empty directory that is not a run): leave it as it was
+                (Path(cfg.out) / LOCK_NAME).unlink(missing_ok=True)
+            raise
         self.run_dir = self.store.path
         self.train_store = RunStore.open(self.run_dir / "train", self.fp, None, kind="league-train")
         self.metrics_store = RunStore.open(self.run_dir / "metrics", self.fp, None, kind="league-metrics")
@@ -838,6 +845,7 @@ class League:
         self.store.close()
         self.train_store.close()
         self.metrics_store.close()
+        self.lock.release()
 
 
 def _save(mem: Member, directory: Path) -> None:
