@@ -248,6 +248,16 @@ def test_trajectory_credit_follows_the_games_outcome(monkeypatch):
         played, won = want[pair.prompt_ids][0] if len(want[pair.prompt_ids]) == 1 else (None, None)
         if played is not None:
             assert (pair.chosen_ids == played) == won and (pair.rejected_ids == played) == (not won)
+    # balance: as many pairs toward the played move as away from it (the larger side subsampled)
+    toward = sum(won for rows in want.values() for _, won in rows)
+    away = sum(len(rows) for rows in want.values()) - toward
+    assert toward != away  # the case balance changes
+    tr.p["balance"] = True
+    monkeypatch.setattr(tr, "_pair", lambda step, hi, lo: (hi == step.action, False))
+    captured.clear()
+    tr.update(trajs)
+    directions = captured["pairs"]
+    assert directions.count(True) == directions.count(False) == min(toward, away)
 
 
 def test_bad_trainer_params_are_one_clear_error():

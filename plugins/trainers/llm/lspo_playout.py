@@ -38,6 +38,11 @@ solver by a **per-decision value of each abstract action, estimated from playout
    ``credit: trajectory`` is the ablation: no playouts; the played response is preferred over
    another abstract action at the same turn when the game's return beat the batch's mean
    return (and the other way round when below) — one trajectory-level advantage for every turn.
+   Its pairs carry the advantage's sign only, so a side that loses most games gets mostly pairs
+   that push away from what it said; ``balance: true`` keeps as many pairs toward the played
+   response as away from it (a random subsample of the larger side). With win/loss returns and
+   the mean as baseline the wins' advantages and the losses' sum to zero, so equal push each way
+   is what weighting each pair by its advantage would give.
 4. **DPO** (:class:`.dpo.DPO`, ``reference: iteration``) on the pairs. Move pairs use the
    agent's per-token mean when it scores by the mean (as :mod:`.lspo`).
 
@@ -86,6 +91,7 @@ class PlayoutLSPO(LSPO):
         "margin": 0.5,
         "pool": "decision",
         "crn": False,
+        "balance": False,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -237,7 +243,7 @@ class PlayoutLSPO(LSPO):
         """The played response over (or under) another abstract action of the same turn, by the
         sign of the game's return minus the batch's mean return (the ablation)."""
         base = float(np.mean(side)) if side else 0.0
-        pairs, gaps = [], []
+        pairs, gaps, toward = [], [], []
         for i in valued:
             _, step, ret, _ = decisions[i]
             adv = ret - base
@@ -248,7 +254,13 @@ class PlayoutLSPO(LSPO):
                 continue
             other = others[int(rng.integers(len(others)))]
             gaps.append(abs(adv))
+            toward.append(adv > 0)
             pairs.append(self._pair(step, played, other) if adv > 0 else self._pair(step, other, played))
+        if self.p["balance"]:
+            sides = [[k for k, t in enumerate(toward) if t is want] for want in (True, False)]
+            n = min(len(x) for x in sides)
+            keep = sorted(int(k) for x in sides for k in rng.choice(x, size=n, replace=False)) if n else []
+            pairs, gaps = [pairs[k] for k in keep], [gaps[k] for k in keep]
         return pairs, gaps, 0
 
     def extra_state(self) -> dict[str, Any]:
