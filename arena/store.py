@@ -173,6 +173,12 @@ class _Clash(Exception):
     """A batch met rows already stored (:meth:`RunStore._commit` redoes it carefully)."""
 
 
+def _refuse_file(path: Path) -> None:
+    """A run path that names a file is one clear error (the lock and the store both meet it first)."""
+    if path.exists() and not path.is_dir():
+        raise ArenaError(f"run path {path} is a file, not a run directory; choose another path")
+
+
 class RunLock:
     """One writing process per run directory: an exclusive ``flock`` on ``<run>/.writer.lock``,
     held while a run writes. Why: a second process on the same directory (a sweep starting a seed
@@ -188,8 +194,7 @@ class RunLock:
     def acquire(cls, path: str | Path) -> "RunLock":
         """Take the lock or stop with one message naming the directory and the holder's pid."""
         path = Path(path)
-        if path.exists() and not path.is_dir():
-            raise ArenaError(f"run path {path} is a file, not a run directory; choose another path")
+        _refuse_file(path)
         path.mkdir(parents=True, exist_ok=True)
         handle = open(path / LOCK_NAME, "a+")
         try:
@@ -212,9 +217,12 @@ class RunLock:
         handle.flush()
         return cls(handle)
 
-    def release(self) -> None:
-        """Idempotent; closing the file drops the lock."""
+    def release(self, delete: bool = False) -> None:
+        """Idempotent; closing the file drops the lock. ``delete`` also removes the lock file (a
+        start refused before the run existed leaves the directory as it found it)."""
         if self._handle is not None:
+            if delete:
+                Path(self._handle.name).unlink(missing_ok=True)
             self._handle.close()
             self._handle = None
 
@@ -240,8 +248,7 @@ class RunStore:
         """Create the run directory, or resume it when it was made with the same ``fingerprint``."""
         path = Path(path)
         db = path / DB_NAME
-        if path.exists() and not path.is_dir():
-            raise ArenaError(f"run path {path} is a file, not a run directory; choose another path")
+        _refuse_file(path)
         if path.is_dir() and not db.exists() and any(p.name != LOCK_NAME for p in path.iterdir()):
             raise ArenaError(
                 f"run path {path} is a non-empty directory without an arena store ({DB_NAME}); "

@@ -165,7 +165,7 @@ class League:
         kind: str = "league",
     ) -> None:
         from arena.loading import load_game
-        from arena.store import LOCK_NAME, RunLock, RunStore
+        from arena.store import RunLock, RunStore
 
         validate(cfg)
         self.cfg = cfg
@@ -180,9 +180,7 @@ class League:
         try:
             self.store = RunStore.open(cfg.out, self.fp, config_text, kind="league")
         except BaseException:
-            self.lock.release()
-            if fresh:  # refused (e.g. a non-empty directory that is not a run): leave it as it was
-                (Path(cfg.out) / LOCK_NAME).unlink(missing_ok=True)
+            self.lock.release(delete=fresh)  # refused (e.g. a non-empty directory that is not a run)
             raise
         self.run_dir = self.store.path
         self.train_store = RunStore.open(self.run_dir / "train", self.fp, None, kind="league-train")
