@@ -267,6 +267,8 @@ def test_bad_trainer_params_are_one_clear_error():
         _trainer({"decisions": "votes"})
     with pytest.raises(ArenaError, match="pool must be one of decision, turn"):
         _trainer({"pool": "game"})
+    with pytest.raises(ArenaError, match="balance .* needs credit: trajectory"):
+        _trainer({"balance": True})  # turn credit's pairs have no played-side direction to balance
 
 
 def test_pool_turn_averages_a_latent_strategy_over_the_same_talk_turn():
