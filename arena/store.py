@@ -236,6 +236,8 @@ class RunStore:
         self._staged: dict[str, MatchRecord] | None = None
         """Records waiting for the batch's next commit (None: no batch open, commit each record)."""
         self._batch_size = 0
+        self.lock: RunLock | None = None
+        """Held by the run's writer (``open(lock=True)``), released by :meth:`close`."""
         self._on_commit: Callable[[list[MatchRecord]], None] | None = None
         self._json_cache: tuple[dict[Any, str], dict[Any, str]] = ({}, {})
         """JSON of recent seatings and return vectors (few distinct ones per run): json.dumps once each."""
@@ -243,10 +245,31 @@ class RunStore:
     # -- opening --------------------------------------------------------------------------------
     @classmethod
     def open(
-        cls, path: str | Path, fingerprint: str, config_text: str | None = None, kind: str = "tournament"
+        cls,
+        path: str | Path,
+        fingerprint: str,
+        config_text: str | None = None,
+        kind: str = "tournament",
+        lock: bool = False,
     ) -> "RunStore":
-        """Create the run directory, or resume it when it was made with the same ``fingerprint``."""
+        """Create the run directory, or resume it when it was made with the same ``fingerprint``.
+        ``lock``: the run's writer first takes its :class:`RunLock` (before anything is written),
+        held until :meth:`close`; a refused open leaves a new directory without a lock file."""
         path = Path(path)
+        if not lock:
+            return cls._open(path, fingerprint, config_text, kind)
+        fresh = not (path / DB_NAME).exists()
+        held = RunLock.acquire(path)
+        try:
+            store = cls._open(path, fingerprint, config_text, kind)
+        except BaseException:
+            held.release(delete=fresh)  # e.g. a non-empty directory that is not a run
+            raise
+        store.lock = held
+        return store
+
+    @classmethod
+    def _open(cls, path: Path, fingerprint: str, config_text: str | None, kind: str) -> "RunStore":
         db = path / DB_NAME
         _refuse_file(path)
         if path.is_dir() and not db.exists() and any(p.name != LOCK_NAME for p in path.iterdir()):
@@ -339,6 +362,8 @@ class RunStore:
             self.conn.close()
         except sqlite3.Error:
             pass
+        if self.lock is not None:
+            self.lock.release()
 
     def __enter__(self) -> "RunStore":
         return self

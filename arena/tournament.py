@@ -467,147 +467,147 @@ def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet:
     scale = margin_scale(game, cfg.ratings.outcome)
     fmt = make_format(cfg.format, names, game.spec.num_players, cfg.seed, scale)
     fp = fingerprint_of(cfg, names)
-    store = RunStore.open(cfg.out, fp, config_text)
-    store.set_meta("margin_scale", "" if scale is None else repr(scale))
-    store.set_meta("agents", json.dumps(names))
-    tb = TensorBoard(store.path / "tb", enabled=cfg.tensorboard)
-    planner = Planner(fp, cfg.seed)
-    played = 0
-    rc = cfg.ratings
-    state = RatingState(names, scale=scale, elo_k=rc.elo_k, openskill_model=rc.openskill_model)
-    done = store.snapshot_steps("bt")
-    every = max(1, rc.snapshot_every)
+    store = RunStore.open(cfg.out, fp, config_text, lock=True)  # one writing process a run
+    with store:  # closing it releases the run lock, whatever stops the run
+        store.set_meta("margin_scale", "" if scale is None else repr(scale))
+        store.set_meta("agents", json.dumps(names))
+        tb = TensorBoard(store.path / "tb", enabled=cfg.tensorboard)
+        planner = Planner(fp, cfg.seed)
+        played = 0
+        rc = cfg.ratings
+        state = RatingState(names, scale=scale, elo_k=rc.elo_k, openskill_model=rc.openskill_model)
+        done = store.snapshot_steps("bt")
+        every = max(1, rc.snapshot_every)
 
-    snapshots: dict[int, dict[str, tuple[float, None, None, int]]] = {}
-    """Snapshots not written yet: :func:`feed` writes them in one transaction (a killed run
-    loses some, and its resume recomputes them from the stored games)."""
+        snapshots: dict[int, dict[str, tuple[float, None, None, int]]] = {}
+        """Snapshots not written yet: :func:`feed` writes them in one transaction (a killed run
+        loses some, and its resume recomputes them from the stored games)."""
 
-    def snapshot(step: int) -> None:
-        if step in done:
-            return
-        done.add(step)
-        rating = state.bt_ratings(names)
-        games = state.games()
-        snapshots[step] = {a: (rating[i], None, None, games[a]) for i, a in enumerate(names)}
-        tb.scalars({f"rating/bt/{a}": rating[i] for i, a in enumerate(names)}, step)
+        def snapshot(step: int) -> None:
+            if step in done:
+                return
+            done.add(step)
+            rating = state.bt_ratings(names)
+            games = state.games()
+            snapshots[step] = {a: (rating[i], None, None, games[a]) for i, a in enumerate(names)}
+            tb.scalars({f"rating/bt/{a}": rating[i] for i, a in enumerate(names)}, step)
 
-    fresh: list[Any] = []
-    """Records this invocation stored and the rating state has not seen yet (commit order)."""
+        fresh: list[Any] = []
+        """Records this invocation stored and the rating state has not seen yet (commit order)."""
 
-    def feed(upto: int, planned: Sequence[PlannedGame] = ()) -> None:
-        """Give the rating state the games up to plan position ``upto`` in plan order,
-        snapshotting every ``snapshot_every`` games: ``planned`` (a slice just played) from
-        the records in memory, anything else streamed from the store — each game once,
-        whatever the run's length."""
-        if planned and planned[0].plan_seq == state.records and len(fresh) == len(planned):
-            recs: Any = sorted(fresh, key=attrgetter("plan_seq"))  # the slice's games, in plan order
-        else:
-            recs = store.iter_matches(state.records, upto)
-        recs = iter(recs)
-        while True:  # up to the next snapshot at a time: runs of games through add_all
-            before = state.records
-            state.add_all(islice(recs, every - before % every))
-            if state.records == before:
-                break
-            if state.records % every == 0:
-                snapshot(state.records)
-        fresh.clear()
-        write_snapshots()
+        def feed(upto: int, planned: Sequence[PlannedGame] = ()) -> None:
+            """Give the rating state the games up to plan position ``upto`` in plan order,
+            snapshotting every ``snapshot_every`` games: ``planned`` (a slice just played) from
+            the records in memory, anything else streamed from the store — each game once,
+            whatever the run's length."""
+            if planned and planned[0].plan_seq == state.records and len(fresh) == len(planned):
+                recs: Any = sorted(fresh, key=attrgetter("plan_seq"))  # the slice's games, in plan order
+            else:
+                recs = store.iter_matches(state.records, upto)
+            recs = iter(recs)
+            while True:  # up to the next snapshot at a time: runs of games through add_all
+                before = state.records
+                state.add_all(islice(recs, every - before % every))
+                if state.records == before:
+                    break
+                if state.records % every == 0:
+                    snapshot(state.records)
+            fresh.clear()
+            write_snapshots()
 
-    def write_snapshots() -> None:
-        if snapshots:
-            store.record_snapshots("bt", snapshots)
-            snapshots.clear()
+        def write_snapshots() -> None:
+            if snapshots:
+                store.record_snapshots("bt", snapshots)
+                snapshots.clear()
 
-    from arena.registry import get_registry
+        from arena.registry import get_registry
 
-    hook = get_registry().hook
-    context = {
-        "kind": "tournament",
-        "run_id": f"tournament-{id(store)}",
-        "run_dir": str(store.path),
-        "total": None,
-        "unit": "games",
-        "tensorboard": False,
-        "progress": False,
-    }  # its own bar and rating curves
-    hook.arena_run_started(run=context)
-    with (
-        make_executor(cfg.executor) as ex,
-        progress(f"{game_name} {cfg.format.kind}", 0, cfg.progress and not quiet) as bar,
-        relaxed_gc(young=GC_YOUNG),
-    ):
+        hook = get_registry().hook
+        context = {
+            "kind": "tournament",
+            "run_id": f"tournament-{id(store)}",
+            "run_dir": str(store.path),
+            "total": None,
+            "unit": "games",
+            "tensorboard": False,
+            "progress": False,
+        }  # its own bar and rating curves
+        hook.arena_run_started(run=context)
+        with (
+            make_executor(cfg.executor) as ex,
+            progress(f"{game_name} {cfg.format.kind}", 0, cfg.progress and not quiet) as bar,
+            relaxed_gc(young=GC_YOUNG),
+        ):
 
-        def play_slice(planned: list[PlannedGame], where: str) -> None:
-            nonlocal played
-            lo, hi = planned[0].plan_seq, planned[-1].plan_seq + 1  # a slice is consecutive in the plan
-            now = submit_planned(
-                ex,
-                store,
-                planned,
-                spec_of,
-                game=game_name,
-                seed=cfg.seed,
-                chunk=task_games(cfg.executor),
-                timeout=cfg.timeout,
-                transcripts=cfg.transcripts,
-                context=context,
-                skip_stored=store.plan_count(lo, hi) > 0,  # a fresh slice needs no id lookups
-                on_game=(lambda g, res: bar.advance(1)) if cfg.progress and not quiet else None,
-                on_stored=fresh.extend,
-                # the first slice commits every 512 games (a killed run soon has games stored),
-                # later ones once per slice (one transaction per 8192 games)
-                commit_every=PLAN_SLICE if played else 512,
-                start=False,
-            )
-            now.collect(keep=False)  # the games are read back from the store (and fresh)
-            played += now.played
-            bar.advance(len(planned) - now.played)
-            missing = len(planned) - store.plan_count(lo, hi)
-            if missing:
-                raise ArenaError(f"{missing} planned games are missing from the store after {where}")
+            def play_slice(planned: list[PlannedGame], where: str) -> None:
+                nonlocal played
+                lo, hi = planned[0].plan_seq, planned[-1].plan_seq + 1  # a slice is consecutive in the plan
+                now = submit_planned(
+                    ex,
+                    store,
+                    planned,
+                    spec_of,
+                    game=game_name,
+                    seed=cfg.seed,
+                    chunk=task_games(cfg.executor),
+                    timeout=cfg.timeout,
+                    transcripts=cfg.transcripts,
+                    context=context,
+                    skip_stored=store.plan_count(lo, hi) > 0,  # a fresh slice needs no id lookups
+                    on_game=(lambda g, res: bar.advance(1)) if cfg.progress and not quiet else None,
+                    on_stored=fresh.extend,
+                    # the first slice commits every 512 games (a killed run soon has games stored),
+                    # later ones once per slice (one transaction per 8192 games)
+                    commit_every=PLAN_SLICE if played else 512,
+                    start=False,
+                )
+                now.collect(keep=False)  # the games are read back from the store (and fresh)
+                played += now.played
+                bar.advance(len(planned) - now.played)
+                missing = len(planned) - store.plan_count(lo, hi)
+                if missing:
+                    raise ArenaError(f"{missing} planned games are missing from the store after {where}")
 
-        def play(rnd: int, pairings: Round) -> Results:
-            bar.add_total(sum(p.games for p in pairings))
-            results: Results = []
-            todo: list[PlannedGame] = []
-            for p in pairings:  # planned and played a slice at a time: memory does not grow with games
-                first, left = planner.seq, p.games
-                while left:
-                    take = min(left, PLAN_SLICE - len(todo))
-                    todo += planner.plan(rnd, [Pairing(p.group, take)])[0]
-                    left -= take
-                    if len(todo) >= PLAN_SLICE:
-                        play_slice(todo, f"round {rnd}")
-                        feed(planner.seq, todo)
-                        todo = []
-                results.append(StoredGames(store, first, planner.seq))
-            if todo:
-                play_slice(todo, f"round {rnd}")
-            feed(planner.seq, todo)
-            if state.records:
-                snapshot(state.records)
-                write_snapshots()
-            return results
+            def play(rnd: int, pairings: Round) -> Results:
+                bar.add_total(sum(p.games for p in pairings))
+                results: Results = []
+                todo: list[PlannedGame] = []
+                for p in pairings:  # planned and played a slice at a time: memory does not grow with games
+                    first, left = planner.seq, p.games
+                    while left:
+                        take = min(left, PLAN_SLICE - len(todo))
+                        todo += planner.plan(rnd, [Pairing(p.group, take)])[0]
+                        left -= take
+                        if len(todo) >= PLAN_SLICE:
+                            play_slice(todo, f"round {rnd}")
+                            feed(planner.seq, todo)
+                            todo = []
+                    results.append(StoredGames(store, first, planner.seq))
+                if todo:
+                    play_slice(todo, f"round {rnd}")
+                feed(planner.seq, todo)
+                if state.records:
+                    snapshot(state.records)
+                    write_snapshots()
+                return results
 
-        ranking = drive(fmt, play)
-    store.set_meta("format_ranking", json.dumps(ranking))
-    feed(planner.seq)
-    board = leaderboard_board(state, bootstrap=rc.bootstrap, alpha=rc.alpha, seed=cfg.seed, rank_by=rc.rank_by)
-    title = f"{game_name} — {cfg.format.kind}"
-    write_files(board, store.path, title, {"format": cfg.format.kind, "format_ranking": ranking, "seed": cfg.seed})
-    if cfg.plots:
-        plot_payoff(board, store.path / "payoff.png")
-        plot_ratings(store.snapshots("bt"), store.path / "ratings.png")
-    for row in board["rows"]:
-        tb.scalar(f"final/bt/{row.agent}", row.rating, state.records)
-    from arena.leaderboard import to_markdown
+            ranking = drive(fmt, play)
+        store.set_meta("format_ranking", json.dumps(ranking))
+        feed(planner.seq)
+        board = leaderboard_board(state, bootstrap=rc.bootstrap, alpha=rc.alpha, seed=cfg.seed, rank_by=rc.rank_by)
+        title = f"{game_name} — {cfg.format.kind}"
+        write_files(board, store.path, title, {"format": cfg.format.kind, "format_ranking": ranking, "seed": cfg.seed})
+        if cfg.plots:
+            plot_payoff(board, store.path / "payoff.png")
+            plot_ratings(store.snapshots("bt"), store.path / "ratings.png")
+        for row in board["rows"]:
+            tb.scalar(f"final/bt/{row.agent}", row.rating, state.records)
+        from arena.leaderboard import to_markdown
 
-    tb.text("leaderboard", to_markdown(board, title), state.records)
-    tb.close()
-    hook.arena_run_finished(
-        run=context,
-        summary={"status": "finished", "games": state.records, "leaderboard_markdown": to_markdown(board, title)},
-    )
-    store.close()
-    return TournamentResult(str(store.path), names, ranking, board, played, state.records)
+        tb.text("leaderboard", to_markdown(board, title), state.records)
+        tb.close()
+        hook.arena_run_finished(
+            run=context,
+            summary={"status": "finished", "games": state.records, "leaderboard_markdown": to_markdown(board, title)},
+        )
+        return TournamentResult(str(store.path), names, ranking, board, played, state.records)

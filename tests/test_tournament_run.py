@@ -168,3 +168,22 @@ plots: false
     lb_k = json.loads((killed / "leaderboard.json").read_text())
     lb_c = json.loads((clean / "leaderboard.json").read_text())
     assert lb_k["rows"] == lb_c["rows"]  # identical ratings (BT, Elo, OpenSkill, ...)
+
+
+def test_a_second_process_on_a_running_tournament_stops_and_writes_nothing(tmp_path):
+    """The tournament takes the run's writer lock as the league does: while another process holds
+    it, the tournament is one message naming the holder's pid and stores nothing; after the
+    holder dies, and after a finished run (its ``close`` releases the lock), it runs."""
+    c = cfg(tmp_path, "t")
+    hold = "import sys, time; from arena.store import RunLock; lock = RunLock.acquire(sys.argv[1]); print('held', flush=True); time.sleep(120)"
+    holder = subprocess.Popen([sys.executable, "-c", hold, c.out], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(ArenaError, match=rf"in use by another process \(pid {holder.pid}\)"):
+            run_tournament(c)
+        assert not (Path(c.out) / "arena.sqlite").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert run_tournament(c).played == 40
+    assert run_tournament(c).played == 0  # the first call released the lock; the resume plays nothing new

@@ -165,7 +165,7 @@ class League:
         kind: str = "league",
     ) -> None:
         from arena.loading import load_game
-        from arena.store import RunLock, RunStore
+        from arena.store import RunStore
 
         validate(cfg)
         self.cfg = cfg
@@ -176,12 +176,7 @@ class League:
         self.game = load_game(cfg.game)  # free-text games too: agents that cannot talk forfeit those games
         self.fp = fingerprint_of(cfg)
         fresh = not (Path(cfg.out) / "arena.sqlite").exists()
-        self.lock = RunLock.acquire(cfg.out)  # before any write: another process may own this run
-        try:
-            self.store = RunStore.open(cfg.out, self.fp, config_text, kind="league")
-        except BaseException:
-            self.lock.release(delete=fresh)  # refused (e.g. a non-empty directory that is not a run)
-            raise
+        self.store = RunStore.open(cfg.out, self.fp, config_text, kind="league", lock=True)  # one writer a run
         self.run_dir = self.store.path
         self.train_store = RunStore.open(self.run_dir / "train", self.fp, None, kind="league-train")
         self.metrics_store = RunStore.open(self.run_dir / "metrics", self.fp, None, kind="league-metrics")
@@ -843,7 +838,6 @@ class League:
         self.store.close()
         self.train_store.close()
         self.metrics_store.close()
-        self.lock.release()
 
 
 def _save(mem: Member, directory: Path) -> None:
