@@ -107,7 +107,9 @@ class PlayoutLSPO(LSPO):
         if self.p["pool"] not in POOLS:
             raise ArenaError(f"trainer 'lspo_playout': pool must be one of {', '.join(POOLS)}, not {self.p['pool']!r}")
         if self.p["balance"] and self.p["credit"] != "trajectory":
-            raise ArenaError("trainer 'lspo_playout': balance balances trajectory-credit pairs; it needs credit: trajectory")
+            raise ArenaError(
+                "trainer 'lspo_playout': balance balances trajectory-credit pairs; it needs credit: trajectory"
+            )
         if int(self.p["playouts"]) < 1:
             raise ArenaError(f"trainer 'lspo_playout': playouts must be >= 1, not {self.p['playouts']}")
         self.latent = self.latent_space()
