@@ -334,3 +334,29 @@ def test_the_warm_up_runs_on_the_configured_threads(tmp_path, monkeypatch):
     finally:
         torch.set_num_threads(before)
     assert seen == [1]
+
+
+def test_a_model_another_process_is_building_is_waited_for_not_built_again(tmp_path):
+    """A sweep's seeds share one warm-up model: the second to find it missing waits for the
+    first's build (``<model.dir>.lock``) and uses it. Seen before the lock: both built in the same
+    side directory and the second's rename failed on the first's finished model."""
+    import fcntl
+    import subprocess
+    import sys
+    import time
+
+    model = tmp_path / "m"
+    code = (
+        "from arena.config import load_config; from arena.loading import load_game;"
+        "from arena.plugins.trainers.llm import driver;"
+        f"cfg = load_config(driver.LLMTrainConfig, 'configs/llm/kuhn_talk_lspo.yaml', ['model.dir={model}', 'model.pretrain_steps=0']);"
+        "print(driver.ensure_model(cfg, load_game(cfg.game)))"
+    )
+    with open(tmp_path / "m.lock", "a") as held:  # another process is building it
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        time.sleep(8)  # ample for the child to import, load and (without the lock) build the model
+        assert child.poll() is None and not model.exists()
+    out, _ = child.communicate(timeout=120)
+    assert child.returncode == 0 and out.strip() == str(model)
+    assert (model / "config.json").exists() and not (tmp_path / "m.building").exists()

@@ -15,6 +15,8 @@ exist (tiny models are built locally, never downloaded).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,15 +77,38 @@ class LLMTrainConfig:
 PRETRAIN_MARKER = "arena_pretrain.json"
 
 
+@contextmanager
+def _building(path: Path) -> Iterator[None]:
+    """Hold ``<model.dir>.lock`` exclusively, waiting for it: the seeds of a sweep share one warm-up
+    model, and two that found it missing would build it in the same side directory at once (seen:
+    the second's ``os.replace`` failed on the first's finished model). The waiter then finds the
+    model built. The file stays (unlinking a lock another process waits on would split it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as handle:
+        try:
+            import fcntl
+        except ImportError:  # no advisory locks on this platform: build unguarded, as before
+            yield
+            return
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield  # closing the file drops the lock
+
+
 def ensure_model(cfg: LLMTrainConfig, game: Any) -> Path:
     """``model.dir``, built (and warmed up on ``game``) here when it does not exist. The build goes to a
-    side directory first, so an interrupted warm-up never leaves a half-made model behind."""
+    side directory first, so an interrupted warm-up never leaves a half-made model behind; one
+    process builds it while the others that need it wait (:func:`_building`)."""
+    path = Path(cfg.model.dir)
+    with _building(path):
+        return _ensure_model(cfg, game, path)
+
+
+def _ensure_model(cfg: LLMTrainConfig, game: Any, path: Path) -> Path:
     import json
     import os
     import shutil
 
     m = cfg.model
-    path = Path(m.dir)
     prompt_keys = {k: v for k, v in dict(cfg.agent).items() if k in ("templates", "instruction", "chat")}
     wanted = (
         {"game": cfg.game, "games": m.pretrain_games, "steps": m.pretrain_steps, "seed": m.seed, "prompt": prompt_keys}
