@@ -392,3 +392,55 @@ def test_werewolf_eval_pools_several_seeds_in_order(tmp_path):
     for k in werewolf_eval.METRICS:
         assert rows["ab"]["per_game"][k] == rows["a"]["per_game"][k] + rows["b"]["per_game"][k]
     assert rows["a"]["per_game"]["win"] != rows["b"]["per_game"]["win"]  # the seeds deal different games
+
+
+def test_werewolf_eval_look_counts_a_hand_made_transcript(capsys):
+    """``look`` on a transcript whose shares are counted by hand, then on real games of the
+    scripted village (every ballot counted once; its win rate equals ``play``'s)."""
+    import json
+    import sys
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import werewolf_eval
+
+    transcript = [
+        "Roles: player_0=Villager, player_1=Werewolf, player_2=Villager, player_3=Seer",
+        'Day 1: player_0 says: "..."',
+        'Day 1: player_1 says: "I accuse p2."',  # the wolf accuses first
+        'Day 1: player_2 says: "I accuse player_1. p1 is a werewolf."',
+        'Day 1: player_3 says: "..."',
+        "[secret ballot] Day 1: player_0 votes for player_1.",  # on the wolf, the first accuser
+        "[secret ballot] Day 1: player_1 votes for player_2.",  # the wolf's ballot: not the village's
+        "[secret ballot] Day 1: player_2 votes for player_1.",
+        "[secret ballot] Day 1: player_3 votes for player_2.",  # on the player the wolf accused
+        "Day 1: player_1 is exiled by the vote.",
+    ]
+    info = {
+        "teams": [[0, 2, 3], [1]],
+        "team_names": ["village", "wolves"],
+        "roles": ["villager", "werewolf", "villager", "seer"],
+        "transcript": transcript,
+        "winner": "village",
+    }
+    got = werewolf_eval.look([SimpleNamespace(info=info)], "village")
+    assert got["utterances"] == 3 and got["said"][0] == ["...", 0.6667]
+    assert got["acts"]["none"] == 0.6667 and got["acts"]["accuse"] == got["acts"]["wolf"] == 0.3333
+    assert got["acts"]["defend"] == 0.0
+    assert got["ballots"] == 3 and got["on_other_side"] == 0.6667
+    assert got["on_first_accuser"] == 0.6667 and got["on_accused_by_other_side"] == 0.3333
+    assert got["day1_exile_other_side"] == 1.0 and got["win"] == 1.0
+    wolf = werewolf_eval.look([SimpleNamespace(info=info)], "wolves")
+    assert wolf["utterances"] == 1 and wolf["acts"]["accuse"] == 1.0 and wolf["on_other_side"] == 1.0
+    assert wolf["on_accused_by_other_side"] == 0.0  # the village accused p1 itself; it voted p2
+
+    game = "werewolf(players=5,talk=text,scripted=wolves,max_days=2,text=brief)"
+    args = ["--game", game, "--agent", "werewolf_scripted", "--games", "20", "--seed", "3"]
+    capsys.readouterr()
+    assert werewolf_eval.main(["look", *args]) == 0
+    seen = json.loads(capsys.readouterr().out)
+    assert werewolf_eval.main(["play", *args]) == 0
+    played = json.loads(capsys.readouterr().out)
+    assert seen["games"] == 20 and seen["win"] == pytest.approx(played["win"]["mean"], abs=1e-4)
+    assert seen["utterances"] > 0 and seen["ballots"] > 0 and sum(s for _, s in seen["said"]) <= 1.0

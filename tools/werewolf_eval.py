@@ -10,6 +10,9 @@ them (per-game lists in seed order): one file, and one interval, for the whole e
 per seed) into the mean and IQM over seeds, and with ``--before`` (the untrained model on the
 same games) each seed's *paired* change: :func:`negotiation_eval.summary`, which checks that
 both files played the same game, seed and count.
+``python tools/werewolf_eval.py look --agent ... --games 100 [--seed 1000]`` reads the games'
+transcripts for what the learner side says and whom it votes for (:func:`look`): where a win
+rate moved, this says which lever moved it.
 
 Why paired: game ``k`` of a seed deals the same roles to the same seats for both models (the
 deal is the first draws of game ``k``'s chance stream, :func:`arena.match.play_games`), so the
@@ -20,7 +23,9 @@ independent win rates.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -53,7 +58,79 @@ def per_game(results: Sequence[Any], side: str) -> dict[str, list[float]]:
     return out
 
 
-def play(args: argparse.Namespace) -> dict[str, Any]:
+_SAYS = re.compile(r'^Day (\d+): player_(\d+) says: "(.*)"$')
+_ACCUSES = re.compile(r"^Day (\d+): player_(\d+) accuses player_(\d+)\.$")  # talk=acts
+_BALLOT = re.compile(r"^\[secret ballot\] Day (\d+): player_(\d+) votes for player_(\d+)\.$")
+_EXILE = re.compile(r"^Day 1: player_(\d+) is exiled by the vote\.$")
+SPEECH_KINDS = ("claim", "accuse", "clear", "wolf", "defend")
+
+
+def _share(hits: int, n: int) -> float | None:
+    return round(hits / n, 4) if n else None
+
+
+def look(results: Sequence[Any], side: str, brief: bool = True, top: int = 5) -> dict[str, Any]:
+    """What ``side`` says and how it votes, read from the games' transcripts.
+
+    ``said``: its ``top`` most frequent utterances and their shares; ``acts``: the share of its
+    utterances in which the game reads each speech act (``none``: not one). Of its ballots:
+    ``on_other_side`` (a village's ballots on a wolf), ``on_first_accuser`` (on the day's first
+    player to accuse anyone, of the ballots cast on days with an accusation) and
+    ``on_accused_by_other_side`` (on a player the other side accused that day, of the ballots on
+    such days). ``day1_exile_other_side``: games whose day-1 exile was of the other side."""
+    from arena.games.werewolf.state import speech_acts
+
+    said: Counter[str] = Counter()
+    acts: Counter[str] = Counter()
+    ballots = Counter({"all": 0, "other": 0, "accusation_days": 0, "first": 0, "other_accused_days": 0, "accused": 0})
+    day1 = wins = 0
+    for r in results:
+        teams = r.info["teams"]
+        mine = set(teams[r.info["team_names"].index(side)])
+        other = {p for p in range(len(r.info["roles"])) if p not in mine}
+        accusations: dict[int, list[tuple[int, int]]] = {}  # day -> (accuser, accused) in order
+        for line in r.info["transcript"]:
+            if m := _SAYS.match(line):
+                day, speaker, text = int(m[1]), int(m[2]), m[3]
+                found = speech_acts(text, brief)
+                if speaker in mine:
+                    said[text] += 1
+                    kinds = {k for k, _ in found}
+                    acts.update(kinds or {"none"})
+                accusations.setdefault(day, []).extend((speaker, a) for k, a in found if k == "accuse")
+            elif m := _ACCUSES.match(line):
+                accusations.setdefault(int(m[1]), []).append((int(m[2]), int(m[3])))
+            elif (m := _BALLOT.match(line)) and int(m[2]) in mine:
+                day, target = int(m[1]), int(m[3])
+                ballots["all"] += 1
+                ballots["other"] += target in other
+                if accusations.get(day):
+                    ballots["accusation_days"] += 1
+                    ballots["first"] += target == accusations[day][0][0]
+                accused = {a for s, a in accusations.get(day, []) if s in other}
+                if accused:
+                    ballots["other_accused_days"] += 1
+                    ballots["accused"] += target in accused
+            elif m := _EXILE.match(line):
+                day1 += int(m[1]) in other
+        wins += r.info["winner"] == side
+    n = sum(said.values())
+    return {
+        "games": len(results),
+        "utterances": n,
+        "said": [[text, _share(c, n)] for text, c in said.most_common(top)],
+        "acts": {k: _share(acts[k], n) for k in (*SPEECH_KINDS, "none")},
+        "ballots": ballots["all"],
+        "on_other_side": _share(ballots["other"], ballots["all"]),
+        "on_first_accuser": _share(ballots["first"], ballots["accusation_days"]),
+        "on_accused_by_other_side": _share(ballots["accused"], ballots["other_accused_days"]),
+        "day1_exile_other_side": _share(day1, len(results)),
+        "win": _share(wins, len(results)),
+    }
+
+
+def _games(args: argparse.Namespace) -> tuple[Any, str, list[Any]]:
+    """The agent on every learner seat, ``--games`` games at each ``--seed``, in seed order."""
     import arena
 
     from arena.loading import checkpoint_spec
@@ -62,11 +139,15 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
     side = learner_side(game)
     spec = checkpoint_spec(args.agent) if Path(args.agent).is_dir() else args.agent
     agent = arena.load_agent(spec, game, label="agent")
-    games: dict[str, list[float]] = {k: [] for k in METRICS}
-    for seed in args.seed:
-        results = arena.play(game, [agent] * game.spec.num_players, games=args.games, seed=seed)
-        for k, v in per_game(results, side).items():
-            games[k] += v
+    results = [
+        r for seed in args.seed for r in arena.play(game, [agent] * game.spec.num_players, games=args.games, seed=seed)
+    ]
+    return game, side, results
+
+
+def play(args: argparse.Namespace) -> dict[str, Any]:
+    _, side, results = _games(args)
+    games = per_game(results, side)
     return {
         "game": args.game,
         "agent": args.agent,
@@ -87,13 +168,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     pp.add_argument("--games", type=int, default=400)
     pp.add_argument("--seed", type=int, nargs="+", default=[0], help="one or more; --games games at each, pooled")
     pp.add_argument("--out", help="write the JSON here as well")
+    pl = sub.add_parser("look", help="what the agent's side says and whom it votes for (from the transcripts)")
+    pl.add_argument("--game", default=GAME)
+    pl.add_argument("--agent", required=True, help="agent spec or a checkpoint directory")
+    pl.add_argument("--games", type=int, default=100)
+    pl.add_argument("--seed", type=int, nargs="+", default=[1000])
+    pl.add_argument("--top", type=int, default=5, help="how many of its most frequent utterances to show")
     ps = sub.add_parser("summary", help="aggregate play outputs (one per seed)")
     ps.add_argument("files", nargs="+")
     ps.add_argument("--before", nargs="+", default=[], help="the same games by the model before training, one per file")
     args = p.parse_args(argv)
-    return finish(
-        "werewolf_eval", args, lambda: play(args) if args.cmd == "play" else summary(args.files, args.before, METRICS)
-    )
+    commands = {
+        "play": lambda: play(args),
+        "look": lambda: _look(args),
+        "summary": lambda: summary(args.files, args.before, METRICS),
+    }
+    return finish("werewolf_eval", args, commands[args.cmd])
+
+
+def _look(args: argparse.Namespace) -> dict[str, Any]:
+    game, side, results = _games(args)
+    brief = game.spec.params.get("text", "full") == "brief"
+    return {
+        "game": args.game,
+        "agent": args.agent,
+        "side": side,
+        "seed": args.seed,
+        **look(results, side, brief, args.top),
+    }
 
 
 if __name__ == "__main__":

@@ -30,6 +30,18 @@ _BRIEF_PATTERNS = [
     (kind, re.compile(p.pattern.replace("player_", "(?:player_|p)"), re.I)) for kind, p in _TEXT_PATTERNS
 ]
 """``text=brief`` shows seats as ``p3``, so a speaker who writes them that way is understood too."""
+_CLAIM_NAMES = {"villager": VILLAGER, "seer": SEER, "doctor": DOCTOR}
+
+
+def speech_acts(text: str, brief: bool = True) -> list[tuple[str, int]]:
+    """The speech acts the game reads in free ``text``, in pattern order: ``(kind, arg)`` with kind
+    ``claim`` (arg: the role) or ``accuse``/``clear``/``wolf``/``defend`` (arg: the seat, not yet
+    checked against the table). One reader for the game and for the tools that study transcripts."""
+    return [
+        (kind, _CLAIM_NAMES[m.group(1).lower()] if kind == "claim" else int(m.group(1)))
+        for kind, pattern in (_BRIEF_PATTERNS if brief else _TEXT_PATTERNS)
+        for m in pattern.finditer(text)
+    ]
 
 
 def seat(p: int) -> str:
@@ -465,12 +477,9 @@ class WerewolfState(State):
             self.defended_today[arg] += 1
 
     def _say_text(self, p: int, text: str) -> None:
-        names = {"villager": VILLAGER, "seer": SEER, "doctor": DOCTOR}
-        for kind, pattern in _BRIEF_PATTERNS if self.cfg.text == "brief" else _TEXT_PATTERNS:
-            for m in pattern.finditer(text):
-                arg = names[m.group(1).lower()] if kind == "claim" else int(m.group(1))
-                if kind == "claim" or 0 <= arg < self.n and arg != p or kind == "defend" and 0 <= arg < self.n:
-                    self._note_speech(p, kind, arg)
+        for kind, arg in speech_acts(text, brief=self.cfg.text == "brief"):
+            if kind == "claim" or 0 <= arg < self.n and arg != p or kind == "defend" and 0 <= arg < self.n:
+                self._note_speech(p, kind, arg)
         clean = " ".join(text.split())
         self._public(f'Day {self.day}: {seat(p)} says: "{clean}"')
 
