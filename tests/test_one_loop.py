@@ -13,6 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import arena
@@ -177,6 +178,8 @@ def test_observer_plugin_hears_every_stored_game(tmp_path, fresh_registry, capsy
     )
     stored = sum(_count(tmp_path / "tr" / s / "arena.sqlite") for s in (".", "train", "metrics"))
     assert counter.games["train"] == stored == 2 * 8 + 2 * 4 * 4 and counter.steps["train"] == 2
+    env = json.loads((tmp_path / "tr" / "results.json").read_text())["environment"]  # what it ran with
+    assert env["libraries"]["arena-rl"] == arena.__version__ and env["libraries"]["numpy"] == np.__version__
     from arena.plugins.trainers.llm.driver import LLMTrainConfig
     from arena.plugins.trainers.llm.driver import train as llm_train
     from arena.tools.tiny_model import tiny_model_dir

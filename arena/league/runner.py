@@ -768,6 +768,7 @@ class League:
         from arena.leaderboard import board as leaderboard
         from arena.leaderboard import plot_payoff, plot_ratings, to_markdown, write_files
         from arena.atomic import write_json_atomic
+        from arena.environment import environment
 
         title = f"{self.game.spec.full_name} — {self.kind}"
         rows = self.state.metrics
@@ -780,6 +781,7 @@ class League:
                 "seconds": round(time.perf_counter() - self.started, 1),
                 "first": rows[0],
                 "final": rows[-1],
+                "environment": environment(),
             }
             write_json_atomic(self.run_dir / "results.json", self.results, indent=2, default=float)
             if self.cfg.plots:
