@@ -111,3 +111,18 @@ def test_arena_train_bad_input_is_one_line(args, message, capsys, monkeypatch):
     assert main(["train"] + args) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+def test_a_refused_start_leaves_no_directory_it_made(tmp_path, capsys, monkeypatch):
+    """A trainer that refuses to build removes the run directory and the empty parents that start
+    made — but not a parent that holds another run (a sweep's seeds share one)."""
+    from arena.cli import main
+
+    monkeypatch.chdir(REPO)
+    bad = ["train", "configs/social/ipd_aa.yaml", "params.betta=2"]
+    assert main([*bad, f"out={tmp_path / 'new' / 'deep' / 'run'}"]) == 2
+    assert sorted(tmp_path.iterdir()) == []
+    (tmp_path / "sweep" / "seed-0").mkdir(parents=True)  # another seed's run, already there
+    assert main([*bad, f"out={tmp_path / 'sweep' / 'seed-1'}"]) == 2
+    assert sorted(p.name for p in (tmp_path / "sweep").iterdir()) == ["seed-0"]
+    assert "has no parameter 'betta'" in capsys.readouterr().err

@@ -153,6 +153,27 @@ class LeagueResult:
     """What ``results.json`` holds (None when no learner was measured)."""
 
 
+def _existing_ancestor(path: Path) -> Path:
+    """The nearest of ``path`` and its parents that exists now."""
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _remove_empty_parents(run_dir: Path, existed: Path) -> None:
+    """Remove the parents of ``run_dir`` a refused start created, up to ``existed``, while they are
+    empty: never a directory that existed before or that another run (a sweep's other seeds) has
+    written into since."""
+    path = run_dir.absolute().parent
+    while path != existed and existed in path.parents:
+        try:
+            path.rmdir()
+        except OSError:  # not empty (another run's) or already gone: stop here
+            return
+        path = path.parent
+
+
 class League:
     """Builds the population from a validated config and runs (or resumes) it in ``cfg.out``."""
 
@@ -176,6 +197,7 @@ class League:
         self.game = load_game(cfg.game)  # free-text games too: agents that cannot talk forfeit those games
         self.fp = fingerprint_of(cfg)
         fresh = not (Path(cfg.out) / "arena.sqlite").exists()
+        existed = _existing_ancestor(Path(cfg.out))
         self.store = RunStore.open(cfg.out, self.fp, config_text, kind="league", lock=True)  # one writer a run
         self.run_dir = self.store.path
         self.train_store = RunStore.open(self.run_dir / "train", self.fp, None, kind="league-train")
@@ -207,6 +229,7 @@ class League:
             self.close()
             if fresh:  # an agent or trainer refused to build: leave no half-made run behind
                 shutil.rmtree(self.run_dir, ignore_errors=True)
+                _remove_empty_parents(self.run_dir, existed)
             raise
 
     # -- building ------------------------------------------------------------------------------------
