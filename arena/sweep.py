@@ -395,13 +395,19 @@ def report(
             "max": agg.max,
             "per_seed": dict(zip(map(str, seeds), agg.values)),
         }
-    return {
+    out = {
         "seeds": seeds,
         "n": len(seeds),
         "metrics": metrics,
         "method": "IQM = scipy.stats.trim_mean(x, 0.25); 95% percentile bootstrap (scipy.stats.bootstrap, "
         f"{resamples} resamples, runs resampled within their task)",
     }
+    if common and not keys:  # e.g. a run with no evaluation games reports training metrics only
+        out["note"] = (
+            f"every final metric is hidden by default ({', '.join(DEFAULT_HIDDEN)}); "
+            "show them with --metric 'train/*' (or name one)"
+        )
+    return out
 
 
 def to_markdown(rep: Mapping[str, Any], title: str, command: str = "") -> str:
@@ -415,6 +421,8 @@ def to_markdown(rep: Mapping[str, Any], title: str, command: str = "") -> str:
             f"| {k} | {m['iqm']:.4g} [{m['iqm_ci'][0]:.4g}, {m['iqm_ci'][1]:.4g}] | {m['mean']:.4g} "
             f"[{m['mean_ci'][0]:.4g}, {m['mean_ci'][1]:.4g}] | {m['min']:.4g} | {m['max']:.4g} | {per} |"
         )
+    if rep.get("note"):
+        lines.append(f"\n{rep['note']}.")
     for k, seeds in (rep.get("never_reached") or {}).items():
         if seeds:
             lines.append(f"\n{k}: seed(s) {', '.join(map(str, seeds))} never reached it (counted at their last step).")

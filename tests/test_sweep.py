@@ -109,3 +109,17 @@ def test_reach_is_the_first_evaluated_step_past_the_level(tmp_path):
             parse_reach(bad)
     with pytest.raises(ArenaError, match="no column"):
         add_reach(tmp_path, finals, ["missing>=1"])
+
+
+def test_a_report_whose_every_metric_is_hidden_says_how_to_show_them():
+    """A run without evaluation games reports only ``train/*`` finals, which the table hides by
+    default: the report says so (it printed an empty table before), and ``--metric`` shows them."""
+    from arena.sweep import report, to_markdown
+
+    finals = {s: {"step": 12.0, "train/learner/win_rate": 0.5 + 0.1 * s} for s in range(3)}
+    hidden = report(finals, resamples=200)
+    assert hidden["metrics"] == {} and "--metric 'train/*'" in hidden["note"]
+    assert hidden["note"] in to_markdown(hidden, "t")
+    shown = report(finals, ["train/*"], resamples=200)
+    assert list(shown["metrics"]) == ["train/learner/win_rate"] and "note" not in shown
+    assert shown["metrics"]["train/learner/win_rate"]["mean"] == pytest.approx(0.6)

@@ -143,6 +143,8 @@ def _run(args: argparse.Namespace) -> int:
                 f"{m['max']:.4g}",
             )
         console().print(table)
+        if rep.get("note"):
+            print(rep["note"])
         for k, never in censored.items():
             if never:
                 print(f"{k}: seed(s) {', '.join(map(str, never))} never reached it (counted at their last step)")
