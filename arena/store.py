@@ -277,7 +277,9 @@ class RunStore:
                 f"run path {path} is a non-empty directory without an arena store ({DB_NAME}); "
                 "refusing to write into it — choose a new or empty directory"
             )
-        fresh = not db.exists()
+        # An empty file is an empty SQLite database (SQLite's own reading): a reader that polled a
+        # starting run with a plain ``sqlite3.connect`` leaves one behind, and it is still a new run.
+        fresh = not db.exists() or db.stat().st_size == 0
         path.mkdir(parents=True, exist_ok=True)
         store = cls(path, _connect(db, create=fresh))
         if fresh:

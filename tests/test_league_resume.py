@@ -43,9 +43,14 @@ def rows(db: Path) -> dict[str, tuple]:
         return {r[0]: (r[1], r[2], r[3]) for r in c.execute("SELECT id, seats, returns, round FROM matches")}
 
 
+def _read_only(db: Path) -> sqlite3.Connection:
+    """Poll a running store without creating it (a plain connect makes an empty file)."""
+    return sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+
+
 def committed(db: Path) -> int:
     try:
-        with sqlite3.connect(db, timeout=1) as c:
+        with _read_only(db) as c:
             r = c.execute("SELECT value FROM meta WHERE key='league_step'").fetchone()
             return int(r[0]) if r else 0
     except sqlite3.Error:
@@ -54,7 +59,7 @@ def committed(db: Path) -> int:
 
 def train_rounds(db: Path) -> set[int]:
     try:
-        with sqlite3.connect(db, timeout=1) as c:
+        with _read_only(db) as c:
             return {r[0] for r in c.execute("SELECT DISTINCT round FROM matches")}
     except sqlite3.Error:
         return set()

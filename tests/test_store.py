@@ -82,7 +82,22 @@ def test_batched_commit_stores_each_return_vector_as_given(tmp_path):
     assert [repr(g) for g in got] == [repr(v) for v in vectors]
 
 
-@pytest.mark.parametrize("content", [b"", b"not a database at all" * 20, b"SQLite format 3\x00" + b"\x07" * 600])
+def test_an_empty_store_file_is_a_new_run(tmp_path):
+    """A plain ``sqlite3.connect`` (a reader polling a run that is starting) creates an empty
+    file; SQLite reads an empty file as an empty database, and so does the store: the run starts.
+    Seen: a test's poll made the file between the writer's lock and its store, and the writer
+    refused its own new run as "not an SQLite database"."""
+    run = tmp_path / "run"
+    run.mkdir()
+    sqlite3.connect(run / DB_NAME).close()
+    assert (run / DB_NAME).stat().st_size == 0
+    with RunStore.open(run, "fp", lock=True) as s:
+        assert s.meta()["fingerprint"] == "fp"
+    with RunStore.open(run, "fp") as s:  # and it resumes as a run
+        assert s.meta()["fingerprint"] == "fp"
+
+
+@pytest.mark.parametrize("content", [b"not a database at all" * 20, b"SQLite format 3\x00" + b"\x07" * 600])
 def test_corrupt_store_is_an_error_and_untouched(tmp_path, content):
     run = tmp_path / "run"
     run.mkdir()
