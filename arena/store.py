@@ -236,6 +236,8 @@ class RunStore:
         self._staged: dict[str, MatchRecord] | None = None
         """Records waiting for the batch's next commit (None: no batch open, commit each record)."""
         self._batch_size = 0
+        self.created = False
+        """This open made the store (a new run), rather than resuming one."""
         self.lock: RunLock | None = None
         """Held by the run's writer (``open(lock=True)``), released by :meth:`close`."""
         self._on_commit: Callable[[list[MatchRecord]], None] | None = None
@@ -258,7 +260,7 @@ class RunStore:
         path = Path(path)
         if not lock:
             return cls._open(path, fingerprint, config_text, kind)
-        fresh = not (path / DB_NAME).exists()
+        fresh = _new_store(path / DB_NAME)
         held = RunLock.acquire(path)
         try:
             store = cls._open(path, fingerprint, config_text, kind)
@@ -277,11 +279,10 @@ class RunStore:
                 f"run path {path} is a non-empty directory without an arena store ({DB_NAME}); "
                 "refusing to write into it — choose a new or empty directory"
             )
-        # An empty file is an empty SQLite database (SQLite's own reading): a reader that polled a
-        # starting run with a plain ``sqlite3.connect`` leaves one behind, and it is still a new run.
-        fresh = not db.exists() or db.stat().st_size == 0
+        fresh = _new_store(db)
         path.mkdir(parents=True, exist_ok=True)
         store = cls(path, _connect(db, create=fresh))
+        store.created = fresh
         if fresh:
             with store.conn:
                 store.conn.executescript(_SCHEMA)
@@ -744,6 +745,12 @@ default every other commit set off a checkpoint and its fsyncs (measured on a ba
 3.7 µs of wall time per row, 2.3 µs with this value; CPU 8% lower). The log grows to about
 64 MiB between checkpoints (more while a reader holds an old snapshot), is reused after each
 checkpoint and removed when the store closes."""
+
+
+def _new_store(db: Path) -> bool:
+    """No store yet. An empty file counts as none, as SQLite reads it: a reader that polled a
+    starting run with a plain ``sqlite3.connect`` leaves one behind, and it is still a new run."""
+    return not db.exists() or db.stat().st_size == 0
 
 
 def _connect(db: Path, create: bool) -> sqlite3.Connection:

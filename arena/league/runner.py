@@ -196,7 +196,6 @@ class League:
         _torch_threads(cfg.torch_threads)
         self.game = load_game(cfg.game)  # free-text games too: agents that cannot talk forfeit those games
         self.fp = fingerprint_of(cfg)
-        fresh = not (Path(cfg.out) / "arena.sqlite").exists()
         existed = _existing_ancestor(Path(cfg.out))
         self.store = RunStore.open(cfg.out, self.fp, config_text, kind="league", lock=True)  # one writer a run
         self.run_dir = self.store.path
@@ -227,7 +226,7 @@ class League:
             self.executor()  # an unreachable cluster or impossible request fails here, before any step
         except BaseException:
             self.close()
-            if fresh:  # an agent or trainer refused to build: leave no half-made run behind
+            if self.store.created:  # an agent or trainer refused to build: leave no half-made run behind
                 shutil.rmtree(self.run_dir, ignore_errors=True)
                 _remove_empty_parents(self.run_dir, existed)
             raise
