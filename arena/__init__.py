@@ -53,7 +53,7 @@ def load_game(name: str, **params: Any):
 def make_env(name: str, render_mode: str | None = None, **params: Any):
     """A PettingZoo AEC env for any arena game (action masks in the observation dict), in
     PettingZoo's order enforcement; ``reset()`` without a seed continues the seeded stream."""
-    from arena.aec import make_env as _make
+    from arena.playing.aec import make_env as _make
 
     return _make(load_game(name, **params), render_mode=render_mode)
 
@@ -61,7 +61,7 @@ def make_env(name: str, render_mode: str | None = None, **params: Any):
 def make_parallel_env(name: str, render_mode: str | None = None, **params: Any):
     """A PettingZoo parallel env for a simultaneous-move game (``aec_to_parallel`` of
     :func:`make_env`); a turn-based game is a clear error."""
-    from arena.aec import make_parallel_env as _make
+    from arena.playing.aec import make_parallel_env as _make
 
     return _make(load_game(name, **params), render_mode=render_mode)
 
@@ -74,7 +74,7 @@ def load_agent(spec: Any, game: Any, **params: Any):
 
 
 def play(game: Any, agents: list, games: int = 1, seed: int = 0, **options: Any):
-    """Play ``games`` games between ``agents`` (one per seat); see :func:`arena.match.play_games`."""
-    from arena.match import play_games
+    """Play ``games`` games between ``agents`` (one per seat); see :func:`arena.playing.match.play_games`."""
+    from arena.playing.match import play_games
 
     return play_games(game, agents, num_games=games, seed=seed, **options)

@@ -205,7 +205,7 @@ def _describe_args(p: argparse.ArgumentParser) -> None:
 
 def _describe_run(args: argparse.Namespace) -> int:
     from arena.loading import load_game
-    from arena.match import game_rng, sample_chance
+    from arena.playing.match import game_rng, sample_chance
 
     game = load_game(args.game)
     spec = game.spec
@@ -254,8 +254,8 @@ def _match_run(args: argparse.Namespace) -> int:
     from arena.cli_api import config_and_overrides
     from arena.config import MatchConfig, load_config
     from arena.loading import dedupe_names, load_agent, load_game
-    from arena.match import play_games
-    from arena.match_report import MatchSummary, ReportWriter
+    from arena.playing.match import play_games
+    from arena.playing.match_report import MatchSummary, ReportWriter
 
     config, overrides = config_and_overrides(args.config, args.overrides, optional=True)
     base: dict[str, Any] = {}
@@ -353,8 +353,8 @@ def _match_run(args: argparse.Namespace) -> int:
 
 
 def summarize(results: list, names: list[str]) -> dict[str, dict[str, Any]]:
-    """Per agent summary of a list of results (kept for callers; see :mod:`arena.match_report`)."""
-    from arena.match_report import summarize as _summarize
+    """Per agent summary of a list of results (kept for callers; see :mod:`arena.playing.match_report`)."""
+    from arena.playing.match_report import summarize as _summarize
 
     return _summarize(results, names)
 

@@ -1,7 +1,7 @@
 """The game contract: one OpenSpiel-shaped state machine per game.
 
 Every arena game implements :class:`State` (and a small :class:`Game` factory). The PettingZoo
-AEC face (:mod:`arena.aec`) and the solvers' tree view are derived from it, never written per
+AEC face (:mod:`arena.playing.aec`) and the solvers' tree view are derived from it, never written per
 game. Player ids follow OpenSpiel: ``0..n-1`` for players, ``CHANCE`` (-1), ``SIMULTANEOUS``
 (-2) and ``TERMINAL`` (-4).
 

@@ -79,7 +79,7 @@ def arena_run_started(run: dict[str, Any]) -> None:
 
 @hookspec
 def arena_match_finished(result: Any, context: dict[str, Any]) -> None:
-    """A game finished and was recorded (``result`` is an :class:`arena.match.GameResult`);
+    """A game finished and was recorded (``result`` is an :class:`arena.playing.match.GameResult`);
     fired once per stored game."""
 
 
@@ -87,7 +87,7 @@ def arena_match_finished(result: Any, context: dict[str, Any]) -> None:
 def arena_matches_finished(results: list[Any], context: dict[str, Any]) -> None:
     """Games finished and were recorded together: one call per committed batch of a tournament
     or league, per batch of ``arena match``, per hosted game (``results`` are their
-    :class:`arena.match.GameResult` objects; ``context`` as for ``arena_match_finished``, without
+    :class:`arena.playing.match.GameResult` objects; ``context`` as for ``arena_match_finished``, without
     the per-game keys). Fired besides ``arena_match_finished``; an observer that only counts
     games implements this one. Why: a run builds the per-game event (a context dict per game)
     only when some plugin implements ``arena_match_finished`` — for a cheap game that event cost

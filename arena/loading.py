@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from arena.agent import Agent
 from arena.errors import ArenaError, PluginError
-from arena.game import Game, parse_game_name, parse_scalar, _split_top_level
+from arena.game import Game, _split_top_level, parse_game_name, parse_scalar
 from arena.judge import Judge
 from arena.registry import get_registry
 

@@ -81,8 +81,9 @@ def check_game(game: str | Game, *, games: int = 200, seed: int = 0, pettingzoo_
 
 
 def _check_pettingzoo(name: str, simultaneous: bool, cycles: int, what: str) -> None:
-    import arena
     from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+
+    import arena
 
     try:
         api_test(arena.make_env(name), num_cycles=cycles)
@@ -194,7 +195,7 @@ def _play(
     batch_size: int | None = None,
     record: bool = True,
 ) -> list[Any]:
-    from arena.match import play_games
+    from arena.playing.match import play_games
 
     return play_games(
         game, agents, num_games=games, seed=seed, rotate_seats=rotate, record=record, batch_size=batch_size

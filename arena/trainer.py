@@ -1,7 +1,7 @@
 """The trainer contract.
 
 A trainer owns the update of one or more learning agents. It never plays: the league (or the
-trainer's own driver loop) asks :mod:`arena.match` for rollouts and hands the resulting
+trainer's own driver loop) asks :mod:`arena.playing.match` for rollouts and hands the resulting
 :class:`Trajectory` batches to ``update``, so batching, seeding and distribution live in one
 place.
 """

@@ -171,7 +171,7 @@ class OpenTask(Game):
         """``true_score``: mean hidden quality of the agent's answers, ``probe_samples`` per
         instance (fixed streams, so two agents are probed on the same draws)."""
         from arena.agent import Observation
-        from arena.match import game_rng
+        from arena.playing.match import game_rng
 
         obs, states = [], []
         for i in range(self.instances):

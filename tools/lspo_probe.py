@@ -21,7 +21,7 @@ reads another checkpoint (e.g. a sweep's final one) in the same game.
 
 ``report SWEEP_DIR`` — the acceptance numbers of an ``arena sweep`` of an LSPO config: per seed,
 the LLM's abstract-game exploitability before LSPO and after each iteration (``metrics.csv``),
-then IQM, mean and bootstrap CIs over seeds (:func:`arena.sweep.aggregate`) of the first
+then IQM, mean and bootstrap CIs over seeds (:func:`arena.experiments.sweep.aggregate`) of the first
 iteration's, the final one's, and final minus first; with ``fixed_abstraction`` the same in the
 first iteration's abstract game (every iteration's policy measured in one game).
 
@@ -85,7 +85,7 @@ def _first_iteration(config: str, overrides: list[str], **params: Any) -> tuple[
     first iteration's games."""
     from arena.config import load_config
     from arena.loading import load_agent, load_game
-    from arena.match import play_games
+    from arena.playing.match import play_games
     from arena.plugins.trainers.llm.driver import LLMTrainConfig, ensure_model
     from arena.registry import get_registry
 
@@ -102,9 +102,9 @@ def _first_iteration(config: str, overrides: list[str], **params: Any) -> tuple[
 
 
 def infosets(config: str, overrides: list[str]) -> None:
-    from arena.exploitability import policy_array
+    from arena.exact.exploitability import policy_array
+    from arena.exact.tree import get_tree
     from arena.plugins.agents.cfr.run import make_solve, run_solve
-    from arena.tree import get_tree
 
     _, game, agent, trainer, trajectories = _first_iteration(
         config, overrides, measure_before=True, compare_initial=False, fixed_abstraction=False
@@ -129,7 +129,7 @@ def infosets(config: str, overrides: list[str]) -> None:
     run_solve(solve, int(trainer.p["solver_iterations"]))
     star = policy_array(abstract, solve.policy(), tree)
     before, after = seen["sigma"]
-    from arena.exploitability import exploitability
+    from arena.exact.exploitability import exploitability
 
     talk = np.zeros(tree.num_slots, dtype=bool)  # the slots of talk infosets (k messages) vs moves
     for i in range(tree.num_infosets):
@@ -219,7 +219,7 @@ def kept_steps(run: str) -> list[str]:
 
 
 def _aggregate(label: str, xs: list[float]) -> None:
-    from arena.sweep import aggregate
+    from arena.experiments.sweep import aggregate
 
     a = aggregate(xs)
     print(

@@ -5,7 +5,7 @@ plays the games and reports, for the agent, its own value, the agreement rate, t
 (the share of *all* games that end in a Pareto-optimal deal, as the learner metrics count it) and
 the opponent's value, each with a 95% bootstrap interval over games.
 ``python tools/negotiation_eval.py summary FILE...`` aggregates such files (one per seed) into the
-mean and IQM over seeds with 95% bootstrap intervals (:func:`arena.sweep.aggregate`); with
+mean and IQM over seeds with 95% bootstrap intervals (:func:`arena.experiments.sweep.aggregate`); with
 ``--before FILE...`` (the untrained model on the same games) also each seed's paired change.
 
 Why a tool and not ``arena match``: the match summary holds returns only; the agreement and
@@ -40,7 +40,7 @@ def per_game(results: Sequence[Any], agent: str, opponent: str) -> dict[str, lis
 
 def interval(x: Sequence[float], seed: int = 0) -> dict[str, Any]:
     """Mean and its 95% percentile-bootstrap interval over games."""
-    from arena.sweep import aggregate
+    from arena.experiments.sweep import aggregate
 
     a = aggregate(list(x), seed=seed)
     return {"mean": a.mean, "ci": list(a.mean_ci), "n": a.n}
@@ -48,7 +48,6 @@ def interval(x: Sequence[float], seed: int = 0) -> dict[str, Any]:
 
 def play(args: argparse.Namespace) -> dict[str, Any]:
     import arena
-
     from arena.loading import checkpoint_spec
 
     game = arena.load_game(args.game)
@@ -74,7 +73,7 @@ def summary(paths: Sequence[str], before: Sequence[str] = (), metrics: Sequence[
     seed's paired change (its interval over games) and the change's mean / IQM over seeds.
     ``metrics``: the per-game keys of the files (tools/werewolf_eval.py passes its own)."""
     from arena.errors import ArenaError
-    from arena.sweep import aggregate
+    from arena.experiments.sweep import aggregate
 
     rows = [json.loads(Path(p).read_text()) for p in paths]
     base = [json.loads(Path(p).read_text()) for p in before]

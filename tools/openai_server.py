@@ -2,7 +2,7 @@
 
 Why: the ``openai`` backend must be testable against a real server without network access,
 and a laptop demo should not need ``vllm serve``. Checked with the official ``openai`` client
-(tests/test_llm_openai.py): ``GET /v1/models[/ID]``, ``POST /v1/completions`` (string or list
+(tests/plugins/agents/test_llm_openai.py): ``GET /v1/models[/ID]``, ``POST /v1/completions`` (string or list
 prompt, ``n``, ``max_tokens``, ``temperature``, ``seed``, ``stop``, ``echo``, ``logprobs`` =
 top-k) and ``POST /v1/chat/completions`` (``n``, ``max_completion_tokens``/``max_tokens``,
 ``logprobs`` + ``top_logprobs``, ``stop``, ``seed``); ``stream: true`` answers server-sent

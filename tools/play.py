@@ -9,7 +9,7 @@ from arena.cli_api import Command
 from arena.errors import ArenaError
 from arena.hookspecs import hookimpl
 from arena.loading import load_agent, load_game
-from arena.match import play_games
+from arena.playing.match import play_games
 from arena.plugins.agents.human import HumanAgent
 from arena.tools.terminal import TerminalIO, confirm
 

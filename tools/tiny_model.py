@@ -60,7 +60,7 @@ def bpe_corpus(games: int = 40) -> list[str]:
     """What the tokenizer learns from, generated here (nothing downloaded): the prompts an llm
     agent builds in random play of the shipped text games, and every action label as scored."""
     from arena.loading import load_agent, load_game
-    from arena.match import play_games
+    from arena.playing.match import play_games
     from arena.plugins.agents.llm.prompts import PromptBuilder
 
     out: list[str] = []

@@ -15,7 +15,7 @@ transcripts for what the learner side says and whom it votes for (:func:`look`):
 rate moved, this says which lever moved it.
 
 Why paired: game ``k`` of a seed deals the same roles to the same seats for both models (the
-deal is the first draws of game ``k``'s chance stream, :func:`arena.match.play_games`), so the
+deal is the first draws of game ``k``'s chance stream, :func:`arena.playing.match.play_games`), so the
 change is measured deal by deal, and its interval is narrower than the difference of two
 independent win rates.
 """
@@ -132,7 +132,6 @@ def look(results: Sequence[Any], side: str, brief: bool = True, top: int = 5) ->
 def _games(args: argparse.Namespace) -> tuple[Any, str, list[Any]]:
     """The agent on every learner seat, ``--games`` games at each ``--seed``, in seed order."""
     import arena
-
     from arena.loading import checkpoint_spec
 
     game = arena.load_game(args.game)

@@ -20,13 +20,13 @@ def _tournament_args(p: argparse.ArgumentParser) -> None:
 def _tournament_run(args: argparse.Namespace) -> int:
     from arena.cli_api import config_and_overrides
     from arena.config import load_config, to_yaml
-    from arena.tournament import TournamentConfig, run_tournament
+    from arena.evaluation.tournament import TournamentConfig, run_tournament
 
     cfg = load_config(TournamentConfig, *config_and_overrides(args.config, args.overrides))
     result = run_tournament(cfg, config_text=to_yaml(cfg), quiet=args.quiet or args.json)
     if args.json:
         from arena.cli_api import emit_json
-        from arena.leaderboard import to_json
+        from arena.evaluation.leaderboard import to_json
 
         emit_json(
             dict(
@@ -39,7 +39,7 @@ def _tournament_run(args: argparse.Namespace) -> int:
         return 0
     if not args.quiet:
         from arena.cli_api import console
-        from arena.leaderboard import rich_table
+        from arena.evaluation.leaderboard import rich_table
 
         console().print(rich_table(result.board, f"{cfg.game} — {cfg.format.kind}"))
         if result.format_ranking:
@@ -57,9 +57,9 @@ def _leaderboard_args(p: argparse.ArgumentParser) -> None:
 
 def _leaderboard_run(args: argparse.Namespace) -> int:
     from arena.config import load_config
-    from arena.leaderboard import compute, plot_payoff, plot_ratings, rich_table, to_json, write_files
-    from arena.store import RunStore
-    from arena.tournament import TournamentConfig
+    from arena.evaluation.leaderboard import compute, plot_payoff, plot_ratings, rich_table, to_json, write_files
+    from arena.evaluation.store import RunStore
+    from arena.evaluation.tournament import TournamentConfig
 
     with RunStore.open_existing(args.run_dir) as store:
         rc, seed, title, cfg_kind = None, 0, Path(args.run_dir).name, None

@@ -26,7 +26,7 @@ def _run(args: argparse.Namespace) -> int:
     result = run_league(cfg, config_text=to_yaml(cfg), quiet=quiet, log=say)
     if args.json:
         from arena.cli_api import emit_json
-        from arena.leaderboard import to_json
+        from arena.evaluation.leaderboard import to_json
 
         emit_json(
             dict(
@@ -40,7 +40,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if not args.quiet and result.board:
         from arena.cli_api import console
-        from arena.leaderboard import rich_table
+        from arena.evaluation.leaderboard import rich_table
 
         console().print(rich_table(result.board, f"{cfg.game} — league"))
     print(

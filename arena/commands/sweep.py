@@ -1,5 +1,5 @@
 """``arena sweep CONFIG seeds=0-9 [key=value ...]``: one config over many seeds, aggregated
-(see :mod:`arena.sweep`)."""
+(see :mod:`arena.experiments.sweep`)."""
 
 from __future__ import annotations
 
@@ -93,8 +93,8 @@ def resolve(config: str, overrides: list[str], command: str | None) -> tuple[str
 
 
 def _run(args: argparse.Namespace) -> int:
-    from arena import sweep as S
     from arena.cli_api import emit_json
+    from arena.experiments import sweep as S
 
     seeds, overrides = S.split_overrides(args.overrides)
     command, cfg = resolve(args.config, overrides, args.command)
@@ -127,8 +127,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(dict(rep, failed=failed, directory=str(directory), command=line))
     else:
-        from arena.cli_api import console
         from rich.table import Table
+
+        from arena.cli_api import console
 
         table = Table(title=title)
         for h in ("metric", "IQM", "95% CI", "mean", "min", "max"):
@@ -156,8 +157,8 @@ def _compare(args: argparse.Namespace, plan: Any, say: Any) -> int:
     """``--compare CONFIG_B --adastop ALPHA --metric M``: AdaStop between two configs."""
     import json
 
-    from arena import sweep as S
     from arena.cli_api import emit_json
+    from arena.experiments import sweep as S
 
     if not (args.compare and args.adastop is not None and len(args.metric) == 1):
         raise ArenaError("a sequential comparison needs --compare CONFIG_B, --adastop ALPHA and exactly one --metric")

@@ -14,8 +14,8 @@ from typing import Any
 from omegaconf import MISSING
 
 from arena.errors import ConfigError, PluginError
-from arena.executor import ExecutorConfig
-from arena.tournament import RatingConfig
+from arena.evaluation.rating import RatingConfig
+from arena.playing.executor import ExecutorConfig
 
 ROLES = ("fixed", "solver", "learner")
 MATCHMAKING = ("self_play", "uniform", "pfsp", "main", "main_exploiter", "league_exploiter")
@@ -222,7 +222,7 @@ def validate(cfg: LeagueConfig) -> None:
 
 def fingerprint_of(cfg: LeagueConfig) -> str:
     """What decides the results (not ``steps``, so a finished league may be extended)."""
-    from arena.store import fingerprint
+    from arena.evaluation.store import fingerprint
 
     d = asdict(cfg)
     for k in ("steps", "out", "executor", "tensorboard", "plots", "progress", "keep_checkpoints", "torch_threads"):

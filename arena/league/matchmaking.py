@@ -53,7 +53,7 @@ def newcomer_round(names: Sequence[str], new: Sequence[str], games: int, num_pla
     ``games`` games per seat rotation — a round robin that never replays what is already rated."""
     from itertools import combinations
 
-    from arena.tournament import Pairing
+    from arena.evaluation.formats import Pairing
 
     yield [Pairing(g, games * num_players) for g in combinations(names, num_players) if set(g) & set(new)]
     return []

@@ -74,7 +74,7 @@ class LearnerMetrics:
 
     def plan(self, step: int) -> list[tuple[str, str, list[Any]]]:
         """(unit, group, planned games) for every unit: ``selfplay`` and ``vs_<opponent>``."""
-        from arena.schedule import rotated_games
+        from arena.evaluation.schedule import rotated_games
 
         if self.cfg.games <= 0:
             return []
@@ -96,8 +96,8 @@ class LearnerMetrics:
         self, plans: Sequence[tuple[str, str, list[Any]]], played: Sequence[tuple[Any, Any]], agents: Mapping[str, Any]
     ) -> dict[str, float]:
         """One flat row: ``[unit/]selfplay/cooperation``, ``[unit/]vs_always_defect/return``, probes, exact values."""
-        from arena.exact import vs_random
-        from arena.exploitability import exploitability
+        from arena.exact.exploitability import exploitability
+        from arena.exact.head_to_head import vs_random
 
         n = self.game.spec.num_players
         by_id = {g.id: r for g, r in played}
@@ -142,7 +142,7 @@ def write_csv(path: Any, rows: Sequence[Mapping[str, Any]]) -> None:
 
 def plot_curves(path: Any, rows: Sequence[Mapping[str, Any]], title: str) -> None:
     """One panel per metric (up to five columns), against the league step."""
-    from arena.leaderboard import _pyplot
+    from arena.evaluation.leaderboard import _pyplot
 
     keys = [
         k
@@ -186,7 +186,7 @@ def compare_runs(
     from pathlib import Path
 
     from arena.errors import ArenaError
-    from arena.leaderboard import _pyplot
+    from arena.evaluation.leaderboard import _pyplot
 
     tables = {}
     for run in runs:

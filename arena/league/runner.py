@@ -14,7 +14,7 @@ Population members have one of three roles:
 
 Each step: solvers improve; every training unit (team or lone learner) plays ``games_per_step``
 games against opponents drawn by its matchmaking (``self_play``, ``uniform``, ``pfsp``, or the
-AlphaStar roles) through the configured executor (:mod:`arena.schedule`: in-process, process
+AlphaStar roles) through the configured executor (:mod:`arena.evaluation.schedule`: in-process, process
 pool or Ray — the same seeds give the same trajectories on each); its trainer updates on them;
 every ``snapshot_every`` steps a frozen copy joins the opponent pool. Every ``evaluation.every``
 steps the newest snapshots play a gauntlet against every earlier evaluation member (ratings,
@@ -44,9 +44,9 @@ from typing import Any, Callable
 import numpy as np
 
 from arena.errors import ConfigError
-from arena.executor import task_games
 from arena.league.config import LeagueConfig, MemberConfig, _plain, fingerprint_of, teams, validate
 from arena.league.matchmaking import PayoffTable, newcomer_round, pfsp_weights
+from arena.playing.executor import task_games
 
 
 @dataclass
@@ -99,7 +99,7 @@ class RolloutJob:
     submitted: Any = None
 
     def persist(self) -> dict[str, Any]:
-        from arena.executor import Checkpoint
+        from arena.playing.executor import Checkpoint
 
         refs = {
             k: ({"checkpoint": v.path, "version": v.version, "slot": v.slot} if isinstance(v, Checkpoint) else v)
@@ -117,8 +117,8 @@ class RolloutJob:
 
     @classmethod
     def restore(cls, d: dict[str, Any]) -> "RolloutJob":
-        from arena.executor import Checkpoint
-        from arena.schedule import PlannedGame
+        from arena.evaluation.schedule import PlannedGame
+        from arena.playing.executor import Checkpoint
 
         planned = [
             PlannedGame(
@@ -185,8 +185,8 @@ class League:
         log: Callable[[str], None] | None = None,
         kind: str = "league",
     ) -> None:
+        from arena.evaluation.store import RunStore
         from arena.loading import load_game
-        from arena.store import RunStore
 
         validate(cfg)
         self.cfg = cfg
@@ -219,7 +219,7 @@ class League:
         self._started = self._finished = False
         self.results: dict[str, Any] | None = None
         self._ratings: Any = None
-        """The evaluation store's :class:`arena.rating.RatingState`, fed as games are stored."""
+        """The evaluation store's :class:`arena.evaluation.rating.RatingState`, fed as games are stored."""
         self._rated_upto = 0
         try:
             self._build()
@@ -233,9 +233,9 @@ class League:
 
     # -- building ------------------------------------------------------------------------------------
     def _build(self) -> None:
+        from arena.atomic import atomic_dir
         from arena.league.metrics import LearnerMetrics
         from arena.loading import load_agent, load_checkpoint
-        from arena.atomic import atomic_dir
         from arena.registry import get_registry
         from arena.trainer import load_trainer_state
 
@@ -321,8 +321,8 @@ class League:
         """Every label → what a worker plays it from: fixed members by spec, snapshots by their
         checkpoint, live learners and solvers by a checkpoint at their current version (written
         only for executors outside this process; in-process the live agent itself is used)."""
-        from arena.executor import Checkpoint, remember_agent
         from arena.atomic import atomic_dir
+        from arena.playing.executor import Checkpoint, remember_agent
 
         name = self.game.spec.full_name
         out: dict[str, Any] = {}
@@ -351,7 +351,7 @@ class League:
 
     def executor(self) -> Any:
         if self._executor is None:
-            from arena.executor import make_executor
+            from arena.playing.executors import make_executor
 
             self._executor = make_executor(self.cfg.executor)
         return self._executor
@@ -461,7 +461,7 @@ class League:
 
     def plan(self, step: int, unit: Unit, refs: dict[str, Any]) -> RolloutJob:
         """This step's training games for one unit: opponents by matchmaking, ids, seats, deals."""
-        from arena.schedule import rotated_games
+        from arena.evaluation.schedule import rotated_games
 
         n = self.game.spec.num_players
         lead = self.members[unit.members[0]]
@@ -495,7 +495,7 @@ class League:
 
     def start(self, job: RolloutJob) -> None:
         """Hand a job's games to the executor (they play with the weights its refs name)."""
-        from arena.schedule import submit_planned
+        from arena.evaluation.schedule import submit_planned
 
         mine = set(self.units[job.unit].members)
 
@@ -642,8 +642,9 @@ class League:
     # -- evaluation -----------------------------------------------------------------------------------
     def evaluate(self, step: int) -> dict[str, float]:
         """Snapshot learners and solvers, then a gauntlet: newcomers against every earlier member."""
-        from arena.schedule import Planner, stored, submit_planned
-        from arena.tournament import drive, margin_scale
+        from arena.evaluation.formats import drive
+        from arena.evaluation.rating import margin_scale
+        from arena.evaluation.schedule import Planner, stored, submit_planned
 
         if step in self.state.evaluated_at:
             return {}
@@ -700,8 +701,7 @@ class League:
         """The evaluation games' rating state, brought up to date: only games stored since the
         last call are read (a resumed run streams the store once), so evaluating stays linear
         in the games however many steps the league runs."""
-        from arena.rating import RatingState
-        from arena.tournament import margin_scale
+        from arena.evaluation.rating import RatingState, margin_scale
 
         if self._ratings is None:
             rc = self.cfg.evaluation.ratings
@@ -716,7 +716,7 @@ class League:
 
     def measure(self, step: int, train_metrics: dict[str, float]) -> dict[str, float]:
         """Learner metrics at this step (step 0: before any training); one row of ``metrics.csv``."""
-        from arena.schedule import submit_planned
+        from arena.evaluation.schedule import submit_planned
 
         lm = self.learner_metrics
         if not self.units or any(r["step"] == step for r in self.state.metrics):
@@ -786,11 +786,11 @@ class League:
 
     def finish(self) -> dict[str, Any] | None:
         """Leaderboard, metrics files and plots from what the stores hold."""
-        from arena.league.metrics import plot_curves, write_csv
-        from arena.leaderboard import board as leaderboard
-        from arena.leaderboard import plot_payoff, plot_ratings, to_markdown, write_files
         from arena.atomic import write_json_atomic
-        from arena.environment import environment
+        from arena.evaluation.leaderboard import board as leaderboard
+        from arena.evaluation.leaderboard import plot_payoff, plot_ratings, to_markdown, write_files
+        from arena.experiments.provenance import provenance
+        from arena.league.metrics import plot_curves, write_csv
 
         title = f"{self.game.spec.full_name} — {self.kind}"
         rows = self.state.metrics
@@ -803,7 +803,7 @@ class League:
                 "seconds": round(time.perf_counter() - self.started, 1),
                 "first": rows[0],
                 "final": rows[-1],
-                "environment": environment(),
+                "environment": provenance(),
             }
             write_json_atomic(self.run_dir / "results.json", self.results, indent=2, default=float)
             if self.cfg.plots:
@@ -830,8 +830,8 @@ class League:
 
     def plot_training(self) -> None:
         """``training.png``: solver exploitability and learner return curves, from TensorBoard."""
-        from arena.leaderboard import _pyplot
-        from arena.logging import read_scalars
+        from arena.evaluation.leaderboard import _pyplot
+        from arena.reporting import read_scalars
 
         tb = self.run_dir / "tb"
         if not tb.exists():

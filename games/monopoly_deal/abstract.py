@@ -23,12 +23,12 @@ import numpy as np
 
 from arena.errors import ArenaError
 from arena.game import Game, GameEntry, GameSpec, IllegalActionError, State
-from arena.match import sample_chance
-from arena.rng import GameRandom
 from arena.games.monopoly_deal.cards import BY_NAME, COLOURS, JUST_SAY_NO, KINDS, RENTS
 from arena.games.monopoly_deal.state import MonopolyDealState
 from arena.games.monopoly_deal.tactics import asset_cost, choose_payment, heuristic_move, property_gain
 from arena.games.monopoly_deal.view import PlayerView
+from arena.playing.match import sample_chance
+from arena.rng import GameRandom
 
 INTENTS = (
     "play on",

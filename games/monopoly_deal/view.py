@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from arena.games.monopoly_deal.cards import COLOURS, COLOUR_ID, KINDS, RENTS, WILD
+from arena.games.monopoly_deal.cards import COLOUR_ID, COLOURS, KINDS, RENTS, WILD
 from arena.games.monopoly_deal.rules import layout_for
 
 if TYPE_CHECKING:

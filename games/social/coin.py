@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from arena.errors import ArenaError
+
 from .base import RoundGame, RoundState, check_horizon, make_spec
 
 MOVES = ((-1, 0), (1, 0), (0, -1), (0, 1))

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from arena.errors import ArenaError
+
 from .base import RoundGame, RoundState, check_horizon, make_spec
 
 COOPERATE, DEFECT = 0, 1
@@ -177,6 +178,7 @@ class IteratedMatrixGame(RoundGame):
         states (start, CC, CD, DC, DD) — tit-for-tat reads 1, 1, 0, 1, 0."""
         from arena.agent import Observation
         from arena.game import CHANCE
+
         from .base import CONTINUE
 
         if not agent.has_policy:

@@ -30,6 +30,7 @@ import numpy as np
 
 from arena.errors import ArenaError
 from arena.game import CHANCE, SIMULTANEOUS, TERMINAL, Action, IllegalActionError
+
 from .base import RoundGame, RoundState, check_horizon, make_spec
 
 HANDS = ("rock", "paper", "scissors")

@@ -12,8 +12,8 @@ from typing import Any
 
 from arena.cli_api import Command
 from arena.game import Game, GameEntry, GameSpec
-from arena.games.werewolf.rules import ActionLayout, WerewolfConfig
 from arena.games.werewolf.report import report_command
+from arena.games.werewolf.rules import ActionLayout, WerewolfConfig
 from arena.games.werewolf.state import WerewolfState
 from arena.games.werewolf.view import layout
 from arena.hookspecs import hookimpl

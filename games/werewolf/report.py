@@ -1,6 +1,6 @@
 """Per-side, per-role and per-agent win rates of finished Werewolf games.
 
-Input is a list of :class:`arena.match.GameResult` whose ``info`` is the game's
+Input is a list of :class:`arena.playing.match.GameResult` whose ``info`` is the game's
 ``outcome_info()`` (roles, winner, teams). A draw (day limit) counts as a game but no win;
 forfeited games (no info) are skipped and counted.
 """
@@ -82,7 +82,7 @@ def _args(p: Any) -> None:
 
 
 def _run(args: Any) -> int:
-    from arena.store import RunStore
+    from arena.evaluation.store import RunStore
 
     with RunStore.open_existing(args.run_dir) as store:
         records = store.matches()

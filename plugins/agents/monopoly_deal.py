@@ -25,8 +25,8 @@ from arena.agent import Agent, AgentEntry, Observation, sample_from
 from arena.errors import ArenaError
 from arena.game import Action, Game, parse_game_name
 from arena.games.monopoly_deal.abstract import (
-    INTENTS,
     DEFAULT_CHOICES,
+    INTENTS,
     IntentGame,
     abstract_key,
     intents,

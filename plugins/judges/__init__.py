@@ -11,9 +11,9 @@ from arena.judge import JudgeEntry
 # the judge classes are their own factories: factory(game, **params)
 @hookimpl
 def arena_judges() -> list[JudgeEntry]:
-    from .basic import OUTCOME_PARAMS, SCORER_PARAMS, OutcomeJudge, ScorerJudge
     from arena.plugins.agents.llm import PARAMS as LLM_AGENT_PARAMS
 
+    from .basic import OUTCOME_PARAMS, SCORER_PARAMS, OutcomeJudge, ScorerJudge
     from .llm import LLM_JUDGE_PARAMS, LLMJudge
 
     return [

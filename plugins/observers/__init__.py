@@ -27,14 +27,14 @@ def arena_run_started(run: dict[str, Any]) -> None:
     if rid is None:
         return
     if run.get("tensorboard") and run.get("run_dir"):
-        from arena.logging import TensorBoard
+        from arena.reporting import TensorBoard
 
         tb = TensorBoard(Path(run["run_dir"]) / "tb")
         if run.get("resume_step"):
             tb.session_start(int(run["resume_step"]))
         _BOARDS[rid] = tb
     if run.get("progress"):
-        from arena.logging import Progress
+        from arena.reporting import Progress
 
         _BARS[rid] = Progress(
             f"{run.get('kind', 'run')}", run.get("total"), int(run.get("done") or 0), run.get("unit", "games")

@@ -1,7 +1,7 @@
 """``ppo``: independent PPO (clipped surrogate, GAE, critic) for neural learners.
 
 The trainer contract: ``update(trajectories)`` takes finished games recorded by
-:func:`arena.match.play_games` and updates every learner whose name sits in a seat. Seats held
+:func:`arena.playing.match.play_games` and updates every learner whose name sits in a seat. Seats held
 by anything else (scripted agents, past snapshots in a league) are read, not trained: their
 advantages are estimated with the facing learner's *opponent critic*, fitted here on their
 rewards, which is what Advantage Alignment needs.

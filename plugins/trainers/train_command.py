@@ -19,8 +19,7 @@ from typing import Any, Sequence
 
 from omegaconf import MISSING
 
-from arena.cli_api import Command
-from arena.cli_api import add_config_arguments, config_and_overrides
+from arena.cli_api import Command, add_config_arguments, config_and_overrides
 from arena.config import load_config, to_yaml
 from arena.errors import ArenaError
 from arena.hookspecs import hookimpl

@@ -60,7 +60,7 @@ def _python(pyspiel_game, iterations: int):
 
 def _compile(name: str) -> tuple[object, dict]:
     import arena
-    from arena.tree import get_tree
+    from arena.exact.tree import get_tree
 
     game = arena.load_game(name)
     tree = get_tree(game)
@@ -138,10 +138,10 @@ def best_response(args: argparse.Namespace) -> dict:
     import pyspiel
 
     import arena
-    from arena.exploitability import best_response as arena_br
-    from arena.exploitability import policy_value
+    from arena.exact.exploitability import best_response as arena_br
+    from arena.exact.exploitability import policy_value
+    from arena.exact.tree import compile_tree
     from arena.plugins.agents.cfr import TreeSolver, make_rule
-    from arena.tree import compile_tree
 
     game = arena.load_game(args.game)
     leduc = compile_tree(arena.load_game("leduc_poker")).num_nodes
@@ -204,8 +204,8 @@ def curves(args: argparse.Namespace) -> dict:
 
     import arena
     from arena.plugins.agents.cfr.cli import plot_curves
-    from arena.plugins.agents.cfr.run import make_solve, run_solve
     from arena.plugins.agents.cfr.rules import ALGORITHMS
+    from arena.plugins.agents.cfr.run import make_solve, run_solve
 
     game = arena.load_game(args.game)
     out_dir = Path(args.out)

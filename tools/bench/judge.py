@@ -3,7 +3,7 @@ group of N candidates from a noisy pairwise judge, and what it costs.
 
 Every group draws N true qualities ``q ~ N(0, 1)``; the judge is the ``scorer`` plugin on them
 (margin ``clip((q_a + e_a − q_b − e_b)/scale, −1, 1)``, ``e ~ N(0, noise²)``, fresh per
-comparison). Each topology (:mod:`arena.ranking`: the tournament formats driven by the judge)
+comparison). Each topology (:mod:`arena.evaluation.judge_ranking`: the tournament formats driven by the judge)
 ranks ``--groups`` groups per (N, noise) in lockstep; we report the mean Kendall τ
 (``scipy.stats.kendalltau``) of its ranking with the true order, its comparisons per group,
 and the headline: seeded single elimination's τ over round robin's (the baseline, measured in
@@ -24,10 +24,9 @@ from arena.hookspecs import hookimpl
 def measure(n: int, noise: float, groups: int, seed: int, kinds: tuple[str, ...], scale: float = 4.0) -> dict[str, Any]:
     from scipy.stats import kendalltau
 
+    from arena.evaluation.judge_ranking import rank_groups
     from arena.judge import Candidate, checked_compare
-    from arena.loading import load_judge
-    from arena.loading import load_game
-    from arena.ranking import rank_groups
+    from arena.loading import load_game, load_judge
     from arena.trainer import Trajectory
 
     game = load_game("open_task")
@@ -61,7 +60,7 @@ def measure(n: int, noise: float, groups: int, seed: int, kinds: tuple[str, ...]
 
 
 def run(args: argparse.Namespace) -> dict:
-    from arena.ranking import TOPOLOGIES
+    from arena.evaluation.judge_ranking import TOPOLOGIES
 
     sizes = [int(x) for x in str(args.sizes).split(",")]
     noises = [float(x) for x in str(args.noise).split(",")]

@@ -27,7 +27,7 @@ from arena.hookspecs import hookimpl
 
 
 def decisions_per_second(agent: Any, game: Any, games: int, batch_size: int, seed: int = 0) -> tuple[float, int]:
-    from arena.match import play_games
+    from arena.playing.match import play_games
 
     n = game.spec.num_players
     start = time.perf_counter()
@@ -75,7 +75,7 @@ def _flops_per_decision(agent: Any, game: Any, games: int, batch_size: int, seed
     """Model FLOPs per decision over the same games (an untimed, counted replay)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from arena.match import play_games
+    from arena.playing.match import play_games
 
     with FlopCounterMode(display=False) as counter:
         results = play_games(game, [agent] * game.spec.num_players, num_games=games, seed=seed, batch_size=batch_size)

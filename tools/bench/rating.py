@@ -3,7 +3,7 @@
 ``rating-coverage`` asks whether the reported 95% intervals can be trusted: over many simulated
 tournaments of every format, the fraction of agents whose interval contains the true (centred)
 rating should be near 95%. Its games are *decided by the deal*: the game's own random stream
-(:func:`arena.match.game_rng` of the run seed and the planned deal, exactly as the match runner
+(:func:`arena.playing.match.game_rng` of the run seed and the planned deal, exactly as the match runner
 derives it) draws ``u`` and seat 0 wins iff ``u < P(seat 0 beats seat 1)`` — Elo odds, and
 the seat-swapped game of the same deal sees the same ``u`` (duplicate style). A planner that
 reused deal numbers across pairings would make every pairing's errors move together, which
@@ -13,7 +13,7 @@ this study detects (that was the bug it was written for).
 
 Sixteen synthetic agents with known Bradley–Terry strengths (Elo scale, evenly spaced by
 ``--gap``) play simulated win/loss games: ``P(i beats j) = 1/(1 + 10^((Rj − Ri)/400))``. Each
-format runs through the same generator code as real tournaments (:func:`arena.tournament.drive`)
+format runs through the same generator code as real tournaments (:func:`arena.evaluation.formats.drive`)
 with a simulator in place of the match runner, and its games are ranked by a Bradley–Terry fit.
 For each format we sweep its size knob (games per pairing for round robin, games per match for
 Swiss and seeded single elimination, the game budget for adaptive) and report the fewest games
@@ -31,16 +31,15 @@ import numpy as np
 from arena.cli_api import Benchmark
 from arena.hookspecs import hookimpl
 
-
 MODELS = ("independent", "deal")
 """How a simulated game is decided: a fresh draw per game, or by its deal's random stream."""
 
 
 def simulator(strengths: dict[str, float], seed: int, model: str = "independent") -> tuple[Callable, list]:
     """A ``play(round, pairings)`` for :func:`drive` that draws BT outcomes, and its game log."""
-    from arena.match import game_rng
-    from arena.store import MatchRecord
-    from arena.tournament import Planner
+    from arena.evaluation.schedule import Planner
+    from arena.evaluation.store import MatchRecord
+    from arena.playing.match import game_rng
 
     if model not in MODELS:
         raise ValueError(f"unknown game model '{model}'; known: {', '.join(MODELS)}")
@@ -79,7 +78,7 @@ def simulator(strengths: dict[str, float], seed: int, model: str = "independent"
 def simulate(kind: str, knob: int, strengths: dict[str, float], seed: int, model: str = "independent") -> list:
     """The records of one simulated tournament; ``knob`` is games per pairing/match (the game
     budget for adaptive)."""
-    from arena.tournament import FormatConfig, drive, make_format
+    from arena.evaluation.formats import FormatConfig, drive, make_format
 
     cfg = FormatConfig(kind=kind)
     if kind == "adaptive":
@@ -93,7 +92,7 @@ def simulate(kind: str, knob: int, strengths: dict[str, float], seed: int, model
 
 def trial(kind: str, knob: int, strengths: dict[str, float], seed: int) -> tuple[int, float]:
     """Games played and Kendall τ of the BT ranking against the true order, for one run."""
-    from arena.rating import bradley_terry, kendall_tau, pairwise_outcomes
+    from arena.evaluation.rating import bradley_terry, kendall_tau, pairwise_outcomes
 
     names = list(strengths)
     log = simulate(kind, knob, strengths, seed)
@@ -158,11 +157,11 @@ def coverage_study(
 ) -> dict[str, Any]:
     """Fraction of (agent, tournament) 95% intervals that contain the true rating.
 
-    ``coverage`` is the leaderboard's interval (:func:`arena.rating.bradley_terry_records`: deals
+    ``coverage`` is the leaderboard's interval (:func:`arena.evaluation.rating.bradley_terry_records`: deals
     resampled within pairings, basic bootstrap); ``baseline_coverage`` the estimator it replaced
     (games resampled, percentile interval) on the same games. Truth: the strengths centred on
     1000, the scale BT ratings are reported on."""
-    from arena.rating import bradley_terry, bradley_terry_records, kendall_tau, pairwise_outcomes
+    from arena.evaluation.rating import bradley_terry, bradley_terry_records, kendall_tau, pairwise_outcomes
 
     names = list(strengths)
     truth = np.array([strengths[a] for a in names], dtype=float)

@@ -2,7 +2,7 @@
 
 Seats are agent specs, except ``human`` (optionally ``human:name=alice``), which makes the seat
 a person joining over the network with that seat's token. The series plays ``games`` games with
-fixed seats through :func:`arena.match.play_games`; each finished game is committed to the run
+fixed seats through :func:`arena.playing.match.play_games`; each finished game is committed to the run
 store ``out`` (with its transcript) under a stable id, and the leaderboard files are rewritten at
 the end, exactly as for tournaments, so ``arena leaderboard OUT`` rates hosted games like any
 other. Re-running with the same seed into the same directory plays only the missing games.
@@ -110,9 +110,8 @@ def run_host(
     on_ready: Callable[[HostServer, Hub], None] | None = None,
 ) -> HostResult:
     """Host the series ``cfg``; print join links to ``out``; block until it is over."""
-    from arena.loading import dedupe_names
-    from arena.loading import load_agent, load_game
-    from arena.match import play_games
+    from arena.loading import dedupe_names, load_agent, load_game
+    from arena.playing.match import play_games
 
     out = out or sys.stdout
     game = load_game(cfg.game)
@@ -238,7 +237,7 @@ def _open_store(
     cfg: HostConfig, spec: Any, names: list[str], seed: int, config_text: str | None
 ) -> tuple[Any, list[str]]:
     """The run store (or None) and the stable ids of the series' planned games."""
-    from arena.store import RunStore, fingerprint, match_id
+    from arena.evaluation.store import RunStore, fingerprint, match_id
 
     fp = fingerprint({"kind": "host", "game": spec.full_name})
     pairing = "|".join(names)
@@ -253,7 +252,7 @@ def _open_store(
 
 
 def _record(store: Any, res: Any, planned: list[str], game_name: str, names: list[str], transcripts: bool) -> None:
-    from arena.store import MatchRecord
+    from arena.evaluation.store import MatchRecord
 
     if store is None:
         return
@@ -265,7 +264,7 @@ def _record(store: Any, res: Any, planned: list[str], game_name: str, names: lis
 
 def _rate(store: Any, spec: Any, names: list[str]) -> None:
     """Rewrite the leaderboard files from every game in the store (as tournaments do)."""
-    from arena.leaderboard import compute, write_files
+    from arena.evaluation.leaderboard import compute, write_files
 
     records = store.matches()
     board = compute(records, names, scale=store.margin_scale(), bootstrap=100)

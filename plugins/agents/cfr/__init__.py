@@ -2,7 +2,7 @@
 and the ``arena solve`` command.
 
 Tree solvers (cfr, cfr+, lcfr, dcfr, pcfr+, pdcfr+, vad-cfr) run vectorized on the compiled
-tree (:mod:`arena.tree`), on numpy or torch; os-mccfr and es-mccfr sample game states for trees
+tree (:mod:`arena.exact.tree`), on numpy or torch; os-mccfr and es-mccfr sample game states for trees
 too large to enumerate.
 """
 

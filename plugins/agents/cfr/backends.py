@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from arena.errors import ArenaError
-from arena.tree import NumpyOps, Tree
+from arena.exact.tree import NumpyOps, Tree
 
 
 class NumpyBackend(NumpyOps):

@@ -10,10 +10,9 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from dataclasses import dataclass, field
 
 from arena.cli_api import Command
 from arena.errors import ArenaError

@@ -1,6 +1,6 @@
 """The numpy solver's tree passes, each one sparse matrix-vector product, in place.
 
-:func:`arena.tree.forward`/:func:`~arena.tree.backward` walk the tree level by level: two or three
+:func:`arena.exact.tree.forward`/:func:`~arena.exact.tree.backward` walk the tree level by level: two or three
 numpy calls per level, ~60 per player update on Leduc's 12 levels, most on a few dozen to a few
 hundred histories, so per-call overhead was most of a CFR iteration. Here each pass is one CSR
 product ``y += A·x`` (scipy's ``csr_matvec``, which finishes row after row, ``y[i] = y[i] +
@@ -19,7 +19,7 @@ the edge probabilities are gathered into each iteration; its structure is built 
 - per-infoset sums of a slot vector, row ``I`` summing slots ``[a+1, ..., b-1, a]``.
 
 The products and sums are those of the level passes (``np.bincount`` sums from 0 in element
-order) in the same order, so the iterates are bit-for-bit the same (tests/test_cfr.py); the
+order) in the same order, so the iterates are bit-for-bit the same (tests/plugins/agents/test_cfr.py); the
 per-infoset sums match ``np.add.reduceat`` bit for bit for infosets of up to 8 actions (it
 adds the first element to a pairwise sum of the rest, which differs from a running sum above
 8) and to rounding above (Liar's dice, up to 13 actions: exploitability equal to 5e-16 over 50
@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from arena.exact.tree import Tree
 from arena.game import TERMINAL
-from arena.tree import Tree
 
 try:
     from scipy.sparse._sparsetools import csr_matvec

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from arena.errors import ArenaError
-from arena.exploitability import nash_conv
+from arena.exact.exploitability import nash_conv
+from arena.exact.tree import get_tree
 from arena.game import Game
 from arena.policy import TabularPolicy
-from arena.tree import get_tree
 
 from .mccfr import SAMPLERS
 from .rules import ALGORITHMS

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from arena.errors import ArenaError
-from arena.exploitability import nash_conv, to_tabular
+from arena.exact.exploitability import nash_conv, to_tabular
+from arena.exact.tree import Tree, backward, forward, get_tree
 from arena.game import Game
 from arena.policy import TabularPolicy
-from arena.tree import Tree, backward, forward, get_tree
 
 from .backends import NumpyBackend, get_backend, tree_arrays
 from .passes import Passes, csr_matvec
@@ -88,7 +88,7 @@ class TreeSolver:
         numpy64 = isinstance(b, NumpyBackend) and b.dtype == np.float64
         self.passes = Passes(t, self.arrays) if numpy64 and csr_matvec is not None else None
         """Sparse one-call passes (numpy, float64); ``None``: the level-by-level passes of
-        :mod:`arena.tree` on the backend's arrays (torch)."""
+        :mod:`arena.exact.tree` on the backend's arrays (torch)."""
         self.t = 0
         rule.init(self)
 

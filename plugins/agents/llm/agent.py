@@ -251,7 +251,7 @@ class LLMAgent(Agent):
         self.usage.write_tensorboard(writer, self.name, step)
 
     def write_store(self, store: Any) -> None:
-        """Keep the totals in a run store (:class:`arena.store.RunStore`) as meta
+        """Keep the totals in a run store (:class:`arena.evaluation.store.RunStore`) as meta
         ``llm_usage/<agent>`` (JSON), next to the run's matches."""
         store.set_meta(f"llm_usage/{self.name}", json.dumps(self.stats()))
 

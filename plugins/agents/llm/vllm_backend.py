@@ -23,7 +23,6 @@ from typing import Any, Iterable, Sequence
 from arena.errors import ArenaError
 from arena.plugins.agents.llm.backend import Generation, LocalBackend, cut_at_stop
 
-
 EXTENSION = "arena.plugins.agents.llm.vllm_backend.WeightSync"
 
 

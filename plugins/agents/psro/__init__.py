@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from arena.agent import AgentEntry, Observation, PolicyAgent, sample_from
 from arena.errors import ArenaError
-from arena.exploitability import to_tabular
+from arena.exact.exploitability import to_tabular
 from arena.game import Game, parse_game_name
 from arena.hookspecs import hookimpl
 from arena.policy import TabularPolicy

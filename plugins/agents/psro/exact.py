@@ -1,8 +1,8 @@
 """PSRO on the compiled game tree: exact best responses, exact meta-game payoffs, exact mixtures.
 
 Why on the tree: every population member is a slot vector over its player's infoset actions
-(:mod:`arena.tree`), so a payoff entry is one backward pass, a best response is
-:func:`arena.exploitability.best_response` (ties spread uniformly over optimal actions, as the
+(:mod:`arena.exact.tree`), so a payoff entry is one backward pass, a best response is
+:func:`arena.exact.exploitability.best_response` (ties spread uniformly over optimal actions, as the
 SHOR-PSRO paper does), and a meta-mixture becomes one behaviour policy by weighting each
 member's action probabilities with the player's own reach under that member (what OpenSpiel's
 ``PolicyAggregator`` computes by tree walks) — all as array operations.
@@ -15,9 +15,9 @@ from typing import Sequence
 
 import numpy as np
 
-from arena.exploitability import best_response, nash_conv, policy_value
+from arena.exact.exploitability import best_response, nash_conv, policy_value
+from arena.exact.tree import Tree, backward, get_tree
 from arena.game import Game
-from arena.tree import Tree, backward, get_tree
 
 
 class TreeOracle:

@@ -1,6 +1,6 @@
 """PSRO's RL oracle for any game: PPO best responses trained on the match runner, sampled payoffs.
 
-Why the match runner and not a bespoke loop: rollouts then come from :func:`arena.match.play_games`
+Why the match runner and not a bespoke loop: rollouts then come from :func:`arena.playing.match.play_games`
 (batched, seeded per game, the same code every other part of arena plays with) and the update is
 the ``ppo`` trainer plugin through the trainer contract — the oracle only decides who sits where.
 A best response of player ``p`` is a fresh ``neural`` agent in seat ``p`` facing, in every other
@@ -18,7 +18,7 @@ import numpy as np
 from arena.agent import Agent, Observation
 from arena.errors import ArenaError
 from arena.game import Game
-from arena.match import play_games
+from arena.playing.match import play_games
 
 
 class MixtureAgent(Agent):

@@ -6,7 +6,7 @@ For tasks with no verifiable reward, rollouts are scored *against each other*. O
    is branched into a **group** of ``group`` rollouts from the same start state (the recorded
    rollout, which is the anchor, plus ``group − 1`` new ones sampled by the current policy,
    :func:`rollout.branch`: same deal, same prompt);
-2. each group is ranked by the configured ``topology`` (:mod:`arena.ranking`: anchor, seeded
+2. each group is ranked by the configured ``topology`` (:mod:`arena.evaluation.judge_ranking`: anchor, seeded
    single elimination, Swiss, round robin, adaptive) with the configured **judge**
    (:mod:`arena.judge`; every group's pairings of a round go to the judge in one call);
 3. rank → reward ``1 − k/(N−1)`` → z-scored advantage (N = 4: [1.16, 0.39, −0.39, −1.16]);
@@ -31,10 +31,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from arena.errors import ArenaError
+from arena.evaluation.judge_ranking import TOPOLOGIES, group_zscore, rank_advantages, rank_groups
 from arena.game import Game
 from arena.judge import Candidate, checked_compare, checked_score
 from arena.loading import load_judge
-from arena.ranking import TOPOLOGIES, group_zscore, rank_advantages, rank_groups
 from arena.trainer import Trajectory
 
 from .base import PG_DEFAULTS, LLMTrainer

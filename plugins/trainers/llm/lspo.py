@@ -179,7 +179,7 @@ class LSPO(DPO):
     def abstract_policy(self, abstract: Game, agent: Any, seed: int, latent: LatentSpace | None = None) -> np.ndarray:
         """The slot vector of ``agent``'s policy in ``abstract`` (module docstring), read through
         ``latent`` (this iteration's latent space by default)."""
-        from arena.tree import get_tree
+        from arena.exact.tree import get_tree
 
         latent = latent or self.latent
         tree = get_tree(abstract)
@@ -220,8 +220,8 @@ class LSPO(DPO):
     def _measure(self, abstract: Game, sigma: np.ndarray, star: np.ndarray) -> dict[str, float]:
         """Exploitability of ``sigma`` and its exact return / win probability against sigma* and
         uniform play, averaged over seats."""
-        from arena.exploitability import exploitability, policy_value
-        from arena.tree import get_tree
+        from arena.exact.exploitability import exploitability, policy_value
+        from arena.exact.tree import get_tree
 
         tree = get_tree(abstract)
         win_tree = dataclasses.replace(tree, utility=(tree.utility > 0).astype(float), _derived={})
@@ -245,9 +245,9 @@ class LSPO(DPO):
 
     # -- one iteration ------------------------------------------------------------------------------
     def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
-        from arena.exploitability import exploitability, policy_array
+        from arena.exact.exploitability import exploitability, policy_array
+        from arena.exact.tree import get_tree
         from arena.plugins.agents.cfr.run import make_solve, run_solve
-        from arena.tree import get_tree
 
         seed = int(self.p["seed"]) * 100_003 + self.updates
         mine, skipped = own_decisions(self.game, trajectories, self.agent.name)
@@ -454,8 +454,8 @@ class LSPO(DPO):
         """The LLM's exploitability in the fixed abstract game, its talk read with one seed for
         every iteration by default (common random numbers: equal weights measure equal; the
         guard passes its own seed, so the reported value is not the one it selected on)."""
-        from arena.exploitability import exploitability
-        from arena.tree import get_tree
+        from arena.exact.exploitability import exploitability
+        from arena.exact.tree import get_tree
 
         assert self.fixed is not None
         seed = int(self.p["seed"]) * 100_003 + 77_777 if seed is None else seed

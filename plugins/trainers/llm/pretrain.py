@@ -34,7 +34,7 @@ def random_play_corpus(game: Game, agent: Any, games: int, seed: int, players: A
 def play_corpus(game: Game, agent: Any, games: int, seed: int, players: Any = "random") -> list[tuple[str, str]]:
     """:func:`random_play_corpus` as (prompt, continuation) pairs."""
     from arena.loading import load_agent
-    from arena.match import play_games
+    from arena.playing.match import play_games
 
     players = [load_agent(players, game) for _ in range(game.spec.num_players)]
     for i, p in enumerate(players):

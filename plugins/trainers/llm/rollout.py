@@ -18,7 +18,7 @@ import numpy as np
 
 from arena.agent import Agent, Observation, sample_from
 from arena.game import Game, State
-from arena.match import game_rng, sample_chance
+from arena.playing.match import game_rng, sample_chance
 from arena.trainer import Trajectory
 
 

@@ -234,7 +234,7 @@ class SPPO(LLMTrainer):
             self._swap()
 
     def _exploitability(self, kept: bool) -> float:
-        from arena.exploitability import exploitability
+        from arena.exact.exploitability import exploitability
 
         if kept:
             self._swap()
