@@ -12,7 +12,8 @@ and their return values are ignored.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import pluggy
 
@@ -68,23 +69,68 @@ def arena_benchmarks() -> "list[Benchmark]":
 # Every run (match, tournament, league, train, llm-train, hosted match) tells observers the same
 # way: ``arena_run_started``, then ``arena_match_finished`` for every game it stores (and
 # ``arena_league_step`` for every training step), then ``arena_run_finished``. ``context`` (and
-# ``run``) always carry ``kind``, ``run_id`` and ``run_dir`` (None when nothing is written), plus
-# ``total`` and ``unit`` ("games" or "steps") for progress displays. The built-in TensorBoard
-# writer and progress display are plugins on these hooks; a third-party observer gets the same.
+# ``run``) is a :class:`RunContext`. The built-in TensorBoard writer and progress display are
+# plugins on these hooks; a third-party observer gets the same.
+@dataclass(frozen=True)
+class RunContext(Mapping[str, Any]):
+    """What every event says about its run. Read as attributes or as a mapping
+    (``context["run_id"]``, ``context.get("step")``), so observers written against plain dicts
+    keep working; ``extra`` holds what one event adds (``step``, ``store``, ``match_id``...)."""
+
+    kind: str
+    """``match``, ``tournament``, ``league``, ``train``, ``llm-train`` or ``host``."""
+    run_id: str
+    run_dir: str | None = None
+    """Where the run writes (None when nothing is written)."""
+    total: int | None = None
+    """How many ``unit`` the run will take (None when unknown), for progress displays."""
+    unit: str = "games"
+    """``games`` or ``steps``."""
+    tensorboard: bool = False
+    """Whether the run asks for TensorBoard events in ``run_dir/tb``."""
+    progress: bool = False
+    """Whether the run asks for a progress display."""
+    resume_step: int = 0
+    """The step a resumed run starts at (0 on a fresh run)."""
+    done: int = 0
+    """Units already behind a resumed run."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_(self, **extra: Any) -> "RunContext":
+        """This context with more per-event keys (a field name replaces the field)."""
+        fields = {k: extra.pop(k) for k in list(extra) if k in _CONTEXT_FIELDS}
+        return replace(self, **fields, extra={**self.extra, **extra})
+
+    def __getitem__(self, key: str) -> Any:
+        if key in _CONTEXT_FIELDS:
+            return getattr(self, key)
+        return self.extra[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from _CONTEXT_FIELDS
+        yield from self.extra
+
+    def __len__(self) -> int:
+        return len(_CONTEXT_FIELDS) + len(self.extra)
+
+
+_CONTEXT_FIELDS = ("kind", "run_id", "run_dir", "total", "unit", "tensorboard", "progress", "resume_step", "done")
+
+
 @hookspec
-def arena_run_started(run: dict[str, Any]) -> None:
+def arena_run_started(run: RunContext) -> None:
     """A run began (``run["resume_step"]`` > 0 when it resumes after a crash; ``run["done"]``
     units are already behind it)."""
 
 
 @hookspec
-def arena_match_finished(result: Any, context: dict[str, Any]) -> None:
+def arena_match_finished(result: Any, context: RunContext) -> None:
     """A game finished and was recorded (``result`` is an :class:`arena.playing.match.GameResult`);
     fired once per stored game."""
 
 
 @hookspec
-def arena_matches_finished(results: list[Any], context: dict[str, Any]) -> None:
+def arena_matches_finished(results: list[Any], context: RunContext) -> None:
     """Games finished and were recorded together: one call per committed batch of a tournament
     or league, per batch of ``arena match``, per hosted game (``results`` are their
     :class:`arena.playing.match.GameResult` objects; ``context`` as for ``arena_match_finished``, without
@@ -95,15 +141,15 @@ def arena_matches_finished(results: list[Any], context: dict[str, Any]) -> None:
 
 
 @hookspec
-def arena_checkpoint_written(path: str, agent: str, context: dict[str, Any]) -> None:
+def arena_checkpoint_written(path: str, agent: str, context: RunContext) -> None:
     """An agent or league checkpoint directory was written."""
 
 
 @hookspec
-def arena_league_step(step: int, metrics: dict[str, float], context: dict[str, Any]) -> None:
+def arena_league_step(step: int, metrics: dict[str, float], context: RunContext) -> None:
     """A league (or ``arena train`` / ``llm-train``) finished one step; ``metrics`` are its scalars."""
 
 
 @hookspec
-def arena_run_finished(run: dict[str, Any], summary: dict[str, Any]) -> None:
+def arena_run_finished(run: RunContext, summary: dict[str, Any]) -> None:
     """A run ended normally (``summary`` holds e.g. ``leaderboard_markdown``, ``final_metrics``)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO
 
 from arena.errors import ArenaError, ConfigError
+from arena.hookspecs import RunContext
 from arena.tools.host.hub import DEFAULT_ACTIONS, Hub
 from arena.tools.host.remote import HostedGame, Notifying, RemoteHuman
 from arena.tools.host.server import HostServer
@@ -173,20 +174,12 @@ def run_host(
         from arena.registry import get_registry
 
         hook = get_registry().hook
-        run = {
-            "kind": "host",
-            "run_id": f"host-{id(hub)}",
-            "run_dir": str(store.path) if store else None,
-            "total": len(todo),
-            "unit": "games",
-            "tensorboard": False,
-            "progress": False,
-        }
+        run = RunContext("host", f"host-{id(hub)}", str(store.path) if store else None, total=len(todo))
         hook.arena_run_started(run=run)
 
         def on_result(res: Any) -> None:
             _record(store, res, planned, spec.full_name, names, cfg.transcripts)
-            hook.arena_match_finished(result=res, context=dict(run, match_id=planned[res.index]))
+            hook.arena_match_finished(result=res, context=run.with_(match_id=planned[res.index]))
             hook.arena_matches_finished(results=[res], context=run)
             reason = f"{res.forfeit.agent} forfeits: {res.forfeit.reason}" if res.forfeit else None
             for p in humans:
