@@ -14,6 +14,7 @@ depend on how many were drawn ahead.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Sequence
 
 import numpy as np
@@ -29,6 +30,23 @@ def splitmix64(z: int) -> int:
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
     return z ^ (z >> 31)
+
+
+def derive_seed(seed: int, *key: str | int) -> int:
+    """The seed of one named stream of a run, e.g. ``derive_seed(seed, "train", step, "ppo")``.
+
+    Why keys and not arithmetic: sums such as ``seed * 1_000_003 + step`` let two streams of one
+    run (or of two seeds) meet by accident; chaining SplitMix64 over the key's parts makes every
+    key its own stream. Strings are hashed with BLAKE2b (stable across processes, unlike
+    ``hash``). The result is below 2⁶³, a valid seed for numpy, torch and Python's ``random``."""
+    z = splitmix64(int(seed) & _MASK)
+    for part in key:
+        if isinstance(part, str):
+            word = int.from_bytes(hashlib.blake2b(part.encode(), digest_size=8).digest(), "little")
+        else:
+            word = int(part) & _MASK
+        z = splitmix64(z ^ word)
+    return z >> 1
 
 
 class GameRandom:
