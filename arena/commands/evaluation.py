@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
-from arena.cli_api import Command, add_config_arguments
+from arena.cli_api import Command, add_config_arguments, config_and_overrides, console, emit_json
+from arena.config import load_config, to_yaml
 from arena.errors import ArenaError
+from arena.evaluation.leaderboard import compute, plot_payoff, plot_ratings, rich_table, to_json, write_files
+from arena.evaluation.store import RunStore
+from arena.evaluation.tournament import TournamentConfig, run_tournament
 from arena.hookspecs import hookimpl
 
 
@@ -18,16 +23,9 @@ def _tournament_args(p: argparse.ArgumentParser) -> None:
 
 
 def _tournament_run(args: argparse.Namespace) -> int:
-    from arena.cli_api import config_and_overrides
-    from arena.config import load_config, to_yaml
-    from arena.evaluation.tournament import TournamentConfig, run_tournament
-
     cfg = load_config(TournamentConfig, *config_and_overrides(args.config, args.overrides))
     result = run_tournament(cfg, config_text=to_yaml(cfg), quiet=args.quiet or args.json)
     if args.json:
-        from arena.cli_api import emit_json
-        from arena.evaluation.leaderboard import to_json
-
         emit_json(
             dict(
                 to_json(result.board),
@@ -38,9 +36,6 @@ def _tournament_run(args: argparse.Namespace) -> int:
         )
         return 0
     if not args.quiet:
-        from arena.cli_api import console
-        from arena.evaluation.leaderboard import rich_table
-
         console().print(rich_table(result.board, f"{cfg.game} — {cfg.format.kind}"))
         if result.format_ranking:
             print(f"{cfg.format.kind} ranking: {' > '.join(result.format_ranking)}")
@@ -55,50 +50,48 @@ def _leaderboard_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--write", action="store_true", help="also rewrite leaderboard.{md,csv,json} and the PNGs")
 
 
-def _leaderboard_run(args: argparse.Namespace) -> int:
-    from arena.config import load_config
-    from arena.evaluation.leaderboard import compute, plot_payoff, plot_ratings, rich_table, to_json, write_files
-    from arena.evaluation.store import RunStore
-    from arena.evaluation.tournament import TournamentConfig
+def _stored_tournament(store: RunStore) -> TournamentConfig | None:
+    """The tournament config a run directory was written with (None: a league's or another
+    tool's run, which is ranked with the default rating settings)."""
+    if store.config_text() is None:
+        return None
+    try:
+        return load_config(TournamentConfig, store.path / "config.yaml")
+    except ArenaError:
+        return None
 
+
+def _leaderboard_run(args: argparse.Namespace) -> int:
     with RunStore.open_existing(args.run_dir) as store:
-        rc, seed, title, cfg_kind = None, 0, Path(args.run_dir).name, None
-        text = store.config_text()
-        if text is not None:
-            try:
-                cfg = load_config(TournamentConfig, store.path / "config.yaml")
-                rc, seed, title = cfg.ratings, cfg.seed, f"{cfg.game} — {cfg.format.kind}"
-                cfg_kind = cfg.format.kind
-            except ArenaError:
-                rc = None  # a league's or other tool's config: default rating settings
-        kw = (
-            {}
-            if rc is None
-            else {
+        cfg = _stored_tournament(store)
+        kw: dict[str, Any] = {}
+        if cfg is not None:
+            rc = cfg.ratings
+            kw = {
                 "elo_k": rc.elo_k,
                 "bootstrap": rc.bootstrap,
                 "openskill_model": rc.openskill_model,
                 "alpha": rc.alpha,
                 "rank_by": rc.rank_by,
             }
-        )
         if args.bootstrap is not None:
             kw["bootstrap"] = args.bootstrap
         meta = store.meta()
         names = json.loads(meta.get("agents", "[]"))  # pool order: the bootstrap depends on it
+        seed = cfg.seed if cfg is not None else 0
         board = compute(store.iter_matches(), names, scale=store.margin_scale(), seed=seed, **kw)
         extra = {"format_ranking": json.loads(meta.get("format_ranking", "[]"))}
-        if cfg_kind:
-            extra["format"] = cfg_kind
+        title = Path(args.run_dir).name
+        if cfg is not None:
+            extra["format"] = cfg.format.kind
+            title = f"{cfg.game} — {cfg.format.kind}"
         if args.write:
             write_files(board, store.path, title, extra)
             plot_payoff(board, store.path / "payoff.png")
             plot_ratings(store.snapshots("bt"), store.path / "ratings.png")
     if args.json:
-        print(json.dumps(to_json(board, extra), indent=2))
+        emit_json(to_json(board, extra))
         return 0
-    from arena.cli_api import console
-
     console().print(rich_table(board, title))
     return 0
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from arena.cli_api import Command, add_config_arguments
+from arena.cli_api import Command, add_config_arguments, config_and_overrides, console, emit_json
+from arena.config import load_config, to_yaml
+from arena.evaluation.leaderboard import rich_table, to_json
 from arena.hookspecs import hookimpl
+from arena.league import LeagueConfig, run_league
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -16,18 +19,11 @@ def _args(p: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from arena.cli_api import config_and_overrides
-    from arena.config import load_config, to_yaml
-    from arena.league import LeagueConfig, run_league
-
     cfg = load_config(LeagueConfig, *config_and_overrides(args.config, args.overrides))
     quiet = args.quiet or args.json
     say = (lambda s: None) if quiet else (lambda s: print(s, file=sys.stderr))
     result = run_league(cfg, config_text=to_yaml(cfg), quiet=quiet, log=say)
     if args.json:
-        from arena.cli_api import emit_json
-        from arena.evaluation.leaderboard import to_json
-
         emit_json(
             dict(
                 to_json(result.board) if result.board else {},
@@ -39,21 +35,12 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 0
     if not args.quiet and result.board:
-        from arena.cli_api import console
-        from arena.evaluation.leaderboard import rich_table
-
         console().print(rich_table(result.board, f"{cfg.game} — league"))
     print(
         f"{result.steps_run} steps run now; {result.train_games} training and {result.eval_games} evaluation "
         f"games in the store; run directory: {result.run_dir} (leaderboard.md, payoff.png, ratings.png, tb/)"
     )
     return 0
-
-
-def _league_config() -> type:
-    from arena.league import LeagueConfig
-
-    return LeagueConfig
 
 
 @hookimpl
@@ -64,6 +51,6 @@ def arena_commands() -> list[Command]:
             "run or resume a league (population training + evaluation) from a YAML config",
             _args,
             _run,
-            config=_league_config(),
+            config=LeagueConfig,
         )
     ]

@@ -4,13 +4,18 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from arena.cli_api import Command
-from arena.errors import ArenaError
+from arena.cli_api import Command, console, emit_json
+from arena.config import load_config
+from arena.errors import ArenaError, ConfigError
+from arena.experiments import sweep as S
 from arena.hookspecs import hookimpl
+from arena.registry import get_registry
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -51,10 +56,6 @@ def _args(p: argparse.ArgumentParser) -> None:
 
 def sweepable() -> dict[str, Any]:
     """Commands that declare a config with ``seed`` and ``out`` keys."""
-    import dataclasses
-
-    from arena.registry import get_registry
-
     reg = get_registry()
     out = {}
     for name, _ in reg.summaries("command"):
@@ -67,9 +68,6 @@ def sweepable() -> dict[str, Any]:
 
 def resolve(config: str, overrides: list[str], command: str | None) -> tuple[str, Any]:
     """The command owning ``config`` and the loaded config (its ``out`` names the sweep)."""
-    from arena.config import load_config
-    from arena.errors import ConfigError
-
     if not Path(config).is_file():
         raise ArenaError(f"config file not found: {config}")
     cands = sweepable()
@@ -93,9 +91,6 @@ def resolve(config: str, overrides: list[str], command: str | None) -> tuple[str
 
 
 def _run(args: argparse.Namespace) -> int:
-    from arena.cli_api import emit_json
-    from arena.experiments import sweep as S
-
     seeds, overrides = S.split_overrides(args.overrides)
     command, cfg = resolve(args.config, overrides, args.command)
     directory = Path(args.dir) if args.dir else Path(f"{cfg.out}-sweep")
@@ -103,8 +98,6 @@ def _run(args: argparse.Namespace) -> int:
         state = directory / S.SWEEP_FILE
         if not (args.report_only and state.exists()):
             raise ArenaError("arena sweep needs seeds=..., e.g. seeds=0-4")
-        import json
-
         seeds = json.loads(state.read_text()).get("seeds", [])
     if args.jobs < 1 or args.resamples < 1:
         raise ArenaError("--jobs and --resamples must be at least 1")
@@ -127,39 +120,37 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(dict(rep, failed=failed, directory=str(directory), command=line))
     else:
-        from rich.table import Table
-
-        from arena.cli_api import console
-
-        table = Table(title=title)
-        for h in ("metric", "IQM", "95% CI", "mean", "min", "max"):
-            table.add_column(h, justify="left" if h == "metric" else "right")
-        for k, m in rep["metrics"].items():
-            table.add_row(
-                k,
-                f"{m['iqm']:.4g}",
-                f"[{m['iqm_ci'][0]:.4g}, {m['iqm_ci'][1]:.4g}]",
-                f"{m['mean']:.4g}",
-                f"{m['min']:.4g}",
-                f"{m['max']:.4g}",
-            )
-        console().print(table)
-        if rep.get("note"):
-            print(rep["note"])
-        for k, never in censored.items():
-            if never:
-                print(f"{k}: seed(s) {', '.join(map(str, never))} never reached it (counted at their last step)")
+        _print_report(title, rep, censored)
         print(f"wrote {', '.join(str(f) for f in files)}")
     return _failed({f"seed {s}": v for s, v in failed.items()})
 
 
+def _print_report(title: str, rep: dict[str, Any], censored: dict[str, list]) -> None:
+    """The metrics table, its note, and the seeds that never reached a ``--reach`` level."""
+    from rich.table import Table  # rich only when a table is printed
+
+    table = Table(title=title)
+    for h in ("metric", "IQM", "95% CI", "mean", "min", "max"):
+        table.add_column(h, justify="left" if h == "metric" else "right")
+    for k, m in rep["metrics"].items():
+        table.add_row(
+            k,
+            f"{m['iqm']:.4g}",
+            f"[{m['iqm_ci'][0]:.4g}, {m['iqm_ci'][1]:.4g}]",
+            f"{m['mean']:.4g}",
+            f"{m['min']:.4g}",
+            f"{m['max']:.4g}",
+        )
+    console().print(table)
+    if rep.get("note"):
+        print(rep["note"])
+    for k, never in censored.items():
+        if never:
+            print(f"{k}: seed(s) {', '.join(map(str, never))} never reached it (counted at their last step)")
+
+
 def _compare(args: argparse.Namespace, plan: Any, say: Any) -> int:
     """``--compare CONFIG_B --adastop ALPHA --metric M``: AdaStop between two configs."""
-    import json
-
-    from arena.cli_api import emit_json
-    from arena.experiments import sweep as S
-
     if not (args.compare and args.adastop is not None and len(args.metric) == 1):
         raise ArenaError("a sequential comparison needs --compare CONFIG_B, --adastop ALPHA and exactly one --metric")
     if args.report_only:
