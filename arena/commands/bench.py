@@ -3,13 +3,18 @@
 A figure means little without what it was measured against and how busy the machine was: the
 machine's load and the benchmark's baseline are printed before the run (so a slow or
 interrupted run still shows them), the figures after it, the headline ratios last. With
-``--json`` stdout holds one JSON document and nothing else.
+``--json`` stdout holds one JSON document and nothing else: whatever the benchmark prints while
+it runs (progress, its own tables, the output of processes it starts) goes to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import sys
 from functools import partial
+from typing import Iterator
 
 from arena.cli_api import Benchmark, Command, emit_json, machine_load
 from arena.commands.deferred_parser import DeferredParser
@@ -42,19 +47,38 @@ def _run(args: argparse.Namespace) -> int:
         names = ", ".join(name for name, _ in get_registry().summaries("benchmark")) or "none"
         raise ArenaError(f"name a benchmark: arena bench NAME (available: {names})")
     header = {"machine_load_at_start": machine_load(), "baseline": entry.baseline or "(none named)"}
-    if not args.json:  # before the run, so that a slow or interrupted run still shows them
-        for k, v in header.items():
-            print(f"{k:>40}: {v}", flush=True)
-    figures = entry.run(args)
     if args.json:
+        with stdout_to_stderr():
+            figures = entry.run(args)
         emit_json({**header, **figures})
         return 0
+    for k, v in header.items():  # before the run, so that a slow or interrupted run still shows them
+        print(f"{k:>40}: {v}", flush=True)
+    figures = entry.run(args)
     for k, v in figures.items():
         print(f"{k:>40}: {v}")
     for k, v in figures.items():
         if entry.ratio and k.endswith(entry.ratio):
             print(f"{'ratio vs baseline':>40}: {k} = {v}")
     return 0
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Send stdout to stderr for the duration, at the file-descriptor level too, so that
+    processes started meanwhile (which inherit descriptor 1) write there as well."""
+    stdout = sys.stdout
+    stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 @hookimpl
