@@ -1,4 +1,4 @@
-"""Probes behind docs/lspo.md's diagnosis of LSPO on Kuhn poker with table talk.
+"""Probes behind the diagnosis of LSPO on Kuhn poker with table talk (docs/results/lspo.md).
 
 Why: LSPO's DPO step raised the LLM's abstract-game exploitability although sigma* was exact and
 the DPO loss fell. Two probes isolate why:

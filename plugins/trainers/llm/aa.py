@@ -8,7 +8,7 @@ one out, per seat and time index); ``whiten`` centres every A of the batch and d
 ``max(std, 1)``: unit scale while play is mixed, so that ``beta`` means the same whatever the
 payoffs, but never an amplification once nearly every game is the same (dividing by a tiny std
 blew one deviation in a cooperative batch up to unit scale and knocked a learned tit-for-tat
-back to defection in one update; docs/llm_training.md). The
+back to defection in one update; docs/results/llm_training.md). The
 AA credit uses the co-player's advantage on the same game:
 ``A*_t = A_t + beta * gamma_aa * (sum_{k<t} gamma_aa^(t-k) A_k) * A^other_t`` (the
 ``discounted`` kernel of :mod:`arena.plugins.trainers.advantage_alignment`), broadcast to every

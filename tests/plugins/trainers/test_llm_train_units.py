@@ -312,7 +312,7 @@ def test_prefix_shared_logprobs_and_gradients_equal_whole_sequences(lora, monkey
 def test_the_warm_up_runs_on_the_configured_threads(tmp_path, monkeypatch):
     """``ensure_model`` warms up on ``torch_threads`` (1 by default): two threads under CPU
     contention summed in another order from run to run, so a rebuilt warm-up differed (measured
-    on the Kuhn table-talk warm-up, docs/lspo.md); one thread gives the same model every time."""
+    on the Kuhn table-talk warm-up, docs/results/lspo.md); one thread gives the same model every time."""
     import torch
 
     from arena.config import load_config
