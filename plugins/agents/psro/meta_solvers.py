@@ -192,7 +192,7 @@ def hybrid(
     meta_games: Sequence[np.ndarray], iters: int, lam: float, temp: float, beta: float, div: float, avg: bool
 ) -> Mixtures:
     """SHOR-PSRO's internal routine: optimistic RM+ with a diversity bonus, blended with a
-    softmax best pure strategy (eq. 8); see the note §4.3 for every step."""
+    softmax best pure strategy (eq. 8); every step as in Listing 6 of arXiv 2602.16928."""
     meta_games = [np.asarray(m, dtype=float) for m in meta_games]
     n = len(meta_games)
     shape = np.shape(meta_games[0])

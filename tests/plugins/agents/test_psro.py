@@ -1,5 +1,5 @@
 """PSRO: meta-solvers on known matrix games, exact mixtures cross-checked with OpenSpiel, the
-Kuhn acceptance value, the psro agent plugin end to end."""
+the Kuhn exploitability target, the psro agent plugin end to end."""
 
 from __future__ import annotations
 
