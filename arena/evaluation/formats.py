@@ -33,7 +33,8 @@ from typing import Any, Callable, Generator, Sequence
 import numpy as np
 
 from arena.errors import ArenaError
-from arena.evaluation.rating import bradley_terry, pair_score, pairwise_outcomes
+from arena.evaluation.ratings.bradley_terry import bradley_terry
+from arena.evaluation.ratings.outcomes import pair_score, pairwise_outcomes
 
 FORMATS = ("round_robin", "gauntlet", "swiss", "elimination", "adaptive")
 ADAPTIVE_RANK_DISTANCES = (1, 2)
@@ -127,7 +128,7 @@ def swiss_round(
     rematch = repeat_bye * (max(byes.values(), default=0) + 1)
     bye_node = ("bye",) if n % 2 else None  # a tuple never equals an agent label
     g = nx.Graph()
-    costs = {}
+    costs: dict[tuple[Any, Any], int] = {}
     for a, b in combinations(names, 2):
         costs[a, b] = rematch * met[a].get(b, 0) + gap * (half[a] - half[b]) ** 2 + (rank[a] - rank[b]) ** 2
     if bye_node:
@@ -206,7 +207,7 @@ def elimination(names: Sequence[str], games: int, reference: str | None, scale: 
         pairs = [(slots[i], slots[i + 1]) for i in range(0, len(slots), 2)]
         to_play = [(a, b) for a, b in pairs if a is not None and b is not None]
         results = yield [Pairing(p, games) for p in to_play] if to_play else []
-        winners = {}
+        winners: dict[tuple[str | None, str | None], str | None] = {}
         for (a, b), recs in zip(to_play, results):
             pa, pb = book(recs, a, b)
             winners[(a, b)] = a if pa >= pb else b
@@ -214,6 +215,7 @@ def elimination(names: Sequence[str], games: int, reference: str | None, scale: 
         slots = [winners.get((a, b), a if b is None else b) for a, b in pairs]
         rnd += 1
     champion = slots[0]
+    assert champion is not None  # the top seed is never a bye
     mean = {a: total[a] / max(1, played[a]) for a in names}
     rest = sorted((a for a in names if a != champion), key=lambda a: (-out_round.get(a, -1), -mean[a], names.index(a)))
     return [champion] + rest
@@ -263,7 +265,7 @@ def adaptive(
             break
         cand.sort(key=lambda c: -c[0])
         busy: set[int] = set()
-        batch = []
+        batch: Round = []
         for u, _, i, j in cand:
             if i in busy or j in busy or spent + (len(batch) + 1) * batch_games > budget:
                 continue
@@ -278,7 +280,7 @@ def make_format(
     cfg: FormatConfig, names: Sequence[str], num_players: int, seed: int, scale: float | None = None
 ) -> FormatGen:
     """The generator for ``cfg.kind`` over agent labels ``names``; ``scale`` selects margin
-    scores (see :func:`arena.evaluation.rating.pair_score`)."""
+    scores (see :func:`arena.evaluation.ratings.outcomes.pair_score`)."""
     names = list(names)
     if cfg.kind not in FORMATS:
         raise ArenaError(f"unknown format.kind '{cfg.kind}'; known: {', '.join(FORMATS)}")

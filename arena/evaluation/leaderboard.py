@@ -22,7 +22,25 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from arena.errors import ArenaError
-from arena.evaluation import rating as R
+from arena.evaluation.ratings.game_theory import alpha_rank, nash_averaging
+from arena.evaluation.ratings.state import RatingState
+
+
+@dataclass
+class RatingConfig:
+    """How a run's games are rated and its leaderboard ranked (``ratings:`` of a tournament or
+    a league's evaluation)."""
+
+    outcome: str = "margin"
+    """How one game scores a pair: ``margin`` (return difference over the game's utility range;
+    ranks by expected payoff) or ``win`` (win/draw/loss only)."""
+    rank_by: str = "auto"
+    """Leaderboard order: auto, bt, nash, elo, openskill, mean_return (see :func:`compute`)."""
+    elo_k: float = 32.0
+    bootstrap: int = 200
+    openskill_model: str = "PlackettLuce"
+    alpha: float = 100.0
+    snapshot_every: int = 200
 
 
 @dataclass
@@ -66,9 +84,9 @@ def compute(
     rank_by: str = "auto",
 ) -> dict[str, Any]:
     """Every rating and tally for the leaderboard, plus the payoff matrix (for the heatmap).
-    ``scale`` selects margin scores for BT and Elo (:func:`arena.evaluation.rating.pair_score`).
+    ``scale`` selects margin scores for BT and Elo (:func:`arena.evaluation.ratings.outcomes.pair_score`).
     ``records`` may be any iterable in plan order (a store's :meth:`~arena.evaluation.store.RunStore.iter_matches`
-    streams them): one pass into a :class:`arena.evaluation.rating.RatingState`, then :func:`board`.
+    streams them): one pass into a :class:`arena.evaluation.ratings.state.RatingState`, then :func:`board`.
 
     ``rank_by``: ``bt``, ``nash`` (Nash-averaged score, ties by BT), ``elo``, ``openskill``,
     ``mean_return``, or ``auto`` = ``nash`` when every pair of a 2-player pool has met (a
@@ -77,14 +95,14 @@ def compute(
     to the Nash policy); the Nash average never does."""
     if rank_by not in RANK_KEYS:
         raise ArenaError(f"ratings.rank_by must be one of {', '.join(RANK_KEYS)}, got '{rank_by}'")
-    state = R.RatingState(names, scale=scale, elo_k=elo_k, openskill_model=openskill_model).add_all(records)
+    state = RatingState(names, scale=scale, elo_k=elo_k, openskill_model=openskill_model).add_all(records)
     return board(state, bootstrap=bootstrap, alpha=alpha, seed=seed, rank_by=rank_by)
 
 
 def board(
-    state: R.RatingState, bootstrap: int = 200, alpha: float = 100.0, seed: int = 0, rank_by: str = "auto"
+    state: RatingState, bootstrap: int = 200, alpha: float = 100.0, seed: int = 0, rank_by: str = "auto"
 ) -> dict[str, Any]:
-    """The leaderboard of an incremental :class:`arena.evaluation.rating.RatingState` (see :func:`compute`):
+    """The leaderboard of an incremental :class:`arena.evaluation.ratings.state.RatingState` (see :func:`compute`):
     its cost depends on the agents, not on the games played."""
     if rank_by not in RANK_KEYS:
         raise ArenaError(f"ratings.rank_by must be one of {', '.join(RANK_KEYS)}, got '{rank_by}'")
@@ -97,8 +115,8 @@ def board(
     M, C = state.payoff() if two_player else (None, None)
     pi = nash = None
     if M is not None and len(names) > 1:
-        pi = R.alpha_rank(M, alpha=alpha)
-        nash = R.nash_averaging(M)[1]
+        pi = alpha_rank(M, alpha=alpha)
+        nash = nash_averaging(M)[1]
     rows = []
     for i, a in enumerate(names):
         t = tally[a]

@@ -1,4 +1,4 @@
-"""Issue 18: rating intervals you can trust — a simulation study with known strengths.
+"""Rating intervals you can trust — a simulation study with known strengths.
 
 Games are decided by their deal (the deal's random stream against Elo odds, seats swapped on the
 same deal), the setting where deals reused across pairings made every pairing's errors move

@@ -7,7 +7,7 @@ import pytest
 
 from arena.errors import ArenaError
 from arena.evaluation.formats import FormatConfig, bracket_order, drive, make_format
-from arena.evaluation.rating import kendall_tau
+from arena.evaluation.ratings.agreement import kendall_tau
 from arena.evaluation.schedule import Planner
 from arena.evaluation.store import MatchRecord
 
@@ -136,7 +136,7 @@ def _rematch_free_pairing_exists(names, met):
 
 
 def test_swiss_property_no_avoidable_rematch_over_random_tournaments():
-    """Issue 18: 2,000 random Swiss tournaments (4–12 agents, up to N−1 rounds, random results
+    """2,000 random Swiss tournaments (4–12 agents, up to N−1 rounds, random results
     with draws): every round pairs each agent once (one bye in odd pools), and has no rematch
     whenever a rematch-free pairing exists (the old greedy pairing made avoidable rematches)."""
     import math

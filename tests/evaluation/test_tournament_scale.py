@@ -11,9 +11,13 @@ import numpy as np
 import pytest
 
 from arena.config import load_config
-from arena.evaluation import rating as R
 from arena.evaluation.formats import Pairing
 from arena.evaluation.leaderboard import compute
+from arena.evaluation.ratings.bradley_terry import bradley_terry, bradley_terry_records, unit_histogram
+from arena.evaluation.ratings.elo import elo
+from arena.evaluation.ratings.openskill import openskill
+from arena.evaluation.ratings.outcomes import pairwise_outcomes
+from arena.evaluation.ratings.state import RatingState
 from arena.evaluation.schedule import Planner
 from arena.evaluation.store import MatchRecord, RunStore, match_id
 from arena.evaluation.tournament import TournamentConfig, run_tournament
@@ -125,16 +129,16 @@ def test_incremental_ratings_equal_recomputing_from_every_record(tmp_path, monke
         recs, snaps, scale = s.matches(), s.snapshots("bt"), s.margin_scale()
     assert len(recs) == res.total and [r.plan_seq for r in recs] == list(range(res.total))
     for step, row in snaps.items():  # every snapshot = BT of the first `step` games
-        fit = R.bradley_terry(R.pairwise_outcomes(recs[:step], scale), res.names, bootstrap=0)
+        fit = bradley_terry(pairwise_outcomes(recs[:step], scale), res.names, bootstrap=0)
         assert [row[a][0] for a in res.names] == list(fit.rating)
         assert [row[a][3] for a in res.names] == [sum(r.seats.count(a) for r in recs[:step]) for a in res.names]
     assert set(range(50, res.total + 1, 50)) <= set(snaps)
     again = compute(recs, res.names, scale=scale, bootstrap=60, seed=0)  # batch recomputation from the records
     assert [vars(r) for r in again["rows"]] == [vars(r) for r in res.board["rows"]]
-    state = R.RatingState(res.names, scale=scale).add_all(recs)
-    assert state.elo == R.elo(recs, names=res.names, scale=scale)
-    assert state.openskill_ratings() == R.openskill(recs, names=res.names)
-    per_game = R.bradley_terry_records(recs, res.names, scale, bootstrap=60)
+    state = RatingState(res.names, scale=scale).add_all(recs)
+    assert state.elo == elo(recs, names=res.names, scale=scale)
+    assert state.openskill_ratings() == openskill(recs, names=res.names)
+    per_game = bradley_terry_records(recs, res.names, scale, bootstrap=60)
     assert np.array_equal(per_game.lo, state.bradley_terry(res.names, bootstrap=60).lo)
 
 
@@ -147,8 +151,8 @@ def test_unit_histogram_bootstrap_is_the_per_unit_bootstrap_in_distribution():
         s = float(rng.random() < 0.7)
         outcomes += [("a", "b", s), ("b", "a", 1 - s)]
         units += [d, d]
-    fit = R.bradley_terry(outcomes, ["a", "b"], bootstrap=400, units=units, strata=["x"] * len(units))
-    hist = R._unit_histogram(outcomes, units, ["x"] * len(units))
+    fit = bradley_terry(outcomes, ["a", "b"], bootstrap=400, units=units, strata=["x"] * len(units))
+    hist = unit_histogram(outcomes, units, ["x"] * len(units))
     assert hist.units == 400 and len(hist.strata["x"]) == 2  # 400 deals, 2 distinct signatures
     width = fit.hi[0] - fit.lo[0]
     se = 400 / np.log(10) * np.sqrt(1 / (400 * 0.7 * 0.3 * 2 * 2)) * 2  # rough normal-theory width/2 scale

@@ -1,4 +1,4 @@
-"""End to end: ``arena host`` in a real subprocess, scripted players joining over HTTP."""
+"""Acceptance: ``arena host`` in a real subprocess, scripted players joining over HTTP."""
 
 from __future__ import annotations
 

@@ -92,7 +92,9 @@ def simulate(kind: str, knob: int, strengths: dict[str, float], seed: int, model
 
 def trial(kind: str, knob: int, strengths: dict[str, float], seed: int) -> tuple[int, float]:
     """Games played and Kendall τ of the BT ranking against the true order, for one run."""
-    from arena.evaluation.rating import bradley_terry, kendall_tau, pairwise_outcomes
+    from arena.evaluation.ratings.agreement import kendall_tau
+    from arena.evaluation.ratings.bradley_terry import bradley_terry
+    from arena.evaluation.ratings.outcomes import pairwise_outcomes
 
     names = list(strengths)
     log = simulate(kind, knob, strengths, seed)
@@ -157,11 +159,13 @@ def coverage_study(
 ) -> dict[str, Any]:
     """Fraction of (agent, tournament) 95% intervals that contain the true rating.
 
-    ``coverage`` is the leaderboard's interval (:func:`arena.evaluation.rating.bradley_terry_records`: deals
+    ``coverage`` is the leaderboard's interval (:func:`arena.evaluation.ratings.bradley_terry.bradley_terry_records`: deals
     resampled within pairings, basic bootstrap); ``baseline_coverage`` the estimator it replaced
     (games resampled, percentile interval) on the same games. Truth: the strengths centred on
     1000, the scale BT ratings are reported on."""
-    from arena.evaluation.rating import bradley_terry, bradley_terry_records, kendall_tau, pairwise_outcomes
+    from arena.evaluation.ratings.agreement import kendall_tau
+    from arena.evaluation.ratings.bradley_terry import bradley_terry, bradley_terry_records
+    from arena.evaluation.ratings.outcomes import pairwise_outcomes
 
     names = list(strengths)
     truth = np.array([strengths[a] for a in names], dtype=float)

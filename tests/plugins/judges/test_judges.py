@@ -1,5 +1,5 @@
-"""Judges (a plugin kind) and ranking topologies: ArenaRL's oracles (arXiv 2601.06487: bracket
-order, rank advantages, noiseless judge → exact SE champion and round-robin order),
+"""Judges (a plugin kind) and ranking topologies: the oracles of shared/papers/ranking_league.md §1
+(bracket order, rank advantages, noiseless judge → exact SE champion and round-robin order),
 comparison counts, and one clear line for every bad judge."""
 
 from __future__ import annotations
