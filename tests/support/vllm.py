@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]  # the suite's root: scripts import `support` from there
 
 
 def observations(game, n):

@@ -1,5 +1,5 @@
-"""Judges (a plugin kind) and ranking topologies: the oracles of shared/papers/ranking_league.md §1
-(bracket order, rank advantages, noiseless judge → exact SE champion and round-robin order),
+"""Judges (a plugin kind) and ranking topologies: ArenaRL's oracles (arXiv 2601.06487: bracket
+order, rank advantages, noiseless judge → exact SE champion and round-robin order),
 comparison counts, and one clear line for every bad judge."""
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def nan_judge(c):
 
 def test_judge_crash_nan_and_wrong_length_are_one_line_errors():
     game = load_game("open_task")
-    j = load_judge("scorer:fn=tests.test_judges:nan_judge", game)
+    j = load_judge("scorer:fn=tests.plugins.judges.test_judges:nan_judge", game)
     with pytest.raises(JudgeError, match="non-finite"):
         checked_compare(j, [(_cand(0.1), _cand(0.2))])
 
