@@ -3,8 +3,8 @@
 Why: how many seeds a comparison needs depends on how different the methods are, which is what
 one does not know in advance. Running seeds in batches and testing after each batch decides easy
 comparisons with few seeds and spends more only where needed — but testing repeatedly inflates
-the error unless the boundaries account for it. AdaStop (Mathieu et al., 2023;
-``shared/papers/async_rl_and_statistics.md`` §5) does this with permutation tests and an
+the error unless the boundaries account for it. AdaStop (Mathieu et al., *AdaStop: adaptive
+statistical testing for sound comparisons of Deep RL agents*, arXiv 2306.10882) does this with permutation tests and an
 α-spending boundary; this module is that test for one pair of methods (so the family-wise error
 is the error of that one comparison over all its interim looks).
 

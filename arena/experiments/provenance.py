@@ -2,7 +2,7 @@
 library the process imported, written into a run's ``results.json``.
 
 Why: a run is deterministic on one machine but not across machines (measured in
-docs/werewolf.md, "the village with the same recipe": the same command and seed moved 13
+docs/results/werewolf.md, "Across machines": the same command and seed moved 13
 points on a fresh machine with freshly installed libraries). Without this record, two results
 that differ cannot be traced to a library version or a CPU.
 """

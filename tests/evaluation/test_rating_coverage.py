@@ -3,7 +3,7 @@
 Games are decided by their deal (the deal's random stream against Elo odds, seats swapped on the
 same deal), the setting where deals reused across pairings made every pairing's errors move
 together and the game-level bootstrap missed the truth (3 to 9 of 12 agents covered). The full
-study is ``arena bench rating-coverage`` (200 tournaments per format; docs/evaluation.md)."""
+study is ``arena bench rating-coverage`` (200 tournaments per format; docs/results/evaluation.md)."""
 
 import pytest
 

@@ -3,7 +3,7 @@
 ``arena bench monopoly-deal``: random games per second through arena's batched runner against a
 plain PettingZoo loop over the same game's AEC face (``arena.make_env``), in the same process,
 with the machine load at the start. Every runner game must end without a forfeit (an engine
-error forfeits); ``--games 10000`` is the 10,000-random-games check of docs/monopoly_deal.md.
+error forfeits); ``--games 10000`` is the 10,000-random-games check of docs/results/monopoly_deal.md.
 
 ``arena bench monopoly-deal-agents``: the agents' win rates with Wilson 95% intervals on fixed
 seeds: the heuristic against random (retail and paper variants) and the MCCFR intent policy
