@@ -1,6 +1,7 @@
-"""Deal or No Deal (Lewis et al. 2017) as alternating offers: ``deal_or_no_deal``.
+"""Deal or No Deal (Lewis et al., *Deal or No Deal? End-to-End Learning for Negotiation
+Dialogues*, arXiv 1706.05125) as alternating offers: ``deal_or_no_deal``.
 
-Rules (../shared/papers/games.md §2.1-2.2): three item types (book, hat, ball); a pool of 5-7
+Rules (OpenSpiel's ``bargaining`` form): three item types (book, hat, ball); a pool of 5-7
 items with at least one of each; private integer values with each agent's whole pool worth 10,
 every type worth something to someone and some type worth something to both. Players alternate;
 each turn is an offer (how many of each type the proposer keeps) or ``accept`` of the standing

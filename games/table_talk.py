@@ -12,8 +12,9 @@ is not). Two faces of one state machine:
   chance, perfect recall), so the CFR/MCCFR solvers and exact exploitability run on it.
 
 :meth:`TableTalkState.abstracted` maps a free-text history to the abstract one with a
-text → latent-id function (``plugins/trainers/llm/latent.py``). This is the small oracle of
-``shared/papers/llm_selfplay_trainers.md`` §7 (Kuhn poker with table talk, LSPO).
+text → latent-id function (``plugins/trainers/llm/latent.py``). Kuhn poker with table talk is
+the CPU-scale test bed of LSPO (*Learning Strategic Language Agents in the Werewolf Game with
+Iterative Latent Space Policy Optimization*, arXiv 2502.04686); docs/lspo.md.
 """
 
 from __future__ import annotations

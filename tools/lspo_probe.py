@@ -1,4 +1,4 @@
-"""Probes behind docs/lspo.md's diagnosis of LSPO on Kuhn poker with table talk.
+"""Probes behind the diagnosis of LSPO on Kuhn poker with table talk (docs/results/lspo.md).
 
 Why: LSPO's DPO step raised the LLM's abstract-game exploitability although sigma* was exact and
 the DPO loss fell. Two probes isolate why:
@@ -19,7 +19,7 @@ the LLM's exploitability in that abstract game is read ``--reads`` times with di
 each ``--samples`` count (``eval_samples``: utterances per abstract talk infoset). ``--model DIR``
 reads another checkpoint (e.g. a sweep's final one) in the same game.
 
-``report SWEEP_DIR`` — the acceptance numbers of an ``arena sweep`` of an LSPO config: per seed,
+``report SWEEP_DIR`` — the headline numbers of an ``arena sweep`` of an LSPO config: per seed,
 the LLM's abstract-game exploitability before LSPO and after each iteration (``metrics.csv``),
 then IQM, mean and bootstrap CIs over seeds (:func:`arena.experiments.sweep.aggregate`) of the first
 iteration's, the final one's, and final minus first; with ``fixed_abstraction`` the same in the

@@ -4,9 +4,10 @@ game looks like."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, Sequence
+from typing import Any
 
-from arena.cli_api import Command, console, emit_json
+from arena.cli_api import Command, emit_json
+from arena.commands.tables import print_table
 from arena.hookspecs import hookimpl
 from arena.loading import load_game
 from arena.playing.match import game_rng, sample_chance
@@ -79,17 +80,6 @@ def plugin_rows(reg: Registry) -> list[dict]:
     rows = _entry_rows(reg) + _conflict_rows(reg)
     rows += _observer_rows(reg, {r["plugin"] for r in rows})
     return rows + _broken_rows(reg)
-
-
-def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], styles: Sequence[Any] = ()) -> None:
-    from rich.table import Table  # rich only when a table is printed
-
-    table = Table(title=title)
-    for col in columns:
-        table.add_column(col, overflow="fold")
-    for i, row in enumerate(rows):
-        table.add_row(*row, style=styles[i] if styles else None)
-    console().print(table)
 
 
 def _plugins_run(args: argparse.Namespace) -> int:

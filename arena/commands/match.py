@@ -16,7 +16,8 @@ import sys
 from typing import Any
 
 from arena.agent import Agent
-from arena.cli_api import Command, add_config_arguments, config_and_overrides, console
+from arena.cli_api import Command, add_config_arguments, config_and_overrides
+from arena.commands.tables import print_table
 from arena.config import MatchConfig, load_config
 from arena.errors import ArenaError
 from arena.game import Game
@@ -114,16 +115,11 @@ def play_match(cfg: MatchConfig, game: Game, agents: list[Agent], as_json: bool)
 
 def print_summary(title: str, summary: MatchSummary) -> None:
     """The per-agent table, then one line per forfeited game."""
-    from rich.table import Table  # rich only when a table is printed
-
-    table = Table(title=title)
-    for col in ("agent", "mean return", "wins", "draws", "losses", "forfeits"):
-        table.add_column(col, justify="right" if col != "agent" else "left")
-    for name, s in summary.as_dict().items():
-        table.add_row(
-            name, f"{s['mean_return']:+.4f}", str(s["wins"]), str(s["draws"]), str(s["losses"]), str(s["forfeits"])
-        )
-    console().print(table)
+    rows = [
+        [name, f"{s['mean_return']:+.4f}", str(s["wins"]), str(s["draws"]), str(s["losses"]), str(s["forfeits"])]
+        for name, s in summary.as_dict().items()
+    ]
+    print_table(title, ("agent", "mean return", "wins", "draws", "losses", "forfeits"), rows, figures=True)
     for r in summary.forfeits:
         if (f := r.forfeit) is not None:
             print(f"game {r.index}: {f.agent} (seat {f.player}) forfeited — {f.reason}")

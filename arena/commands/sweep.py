@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from arena.cli_api import Command, console, emit_json
+from arena.cli_api import Command, emit_json
+from arena.commands.tables import print_table
 from arena.config import load_config
 from arena.errors import ArenaError, ConfigError
 from arena.experiments import sweep as S
@@ -127,21 +128,18 @@ def _run(args: argparse.Namespace) -> int:
 
 def _print_report(title: str, rep: dict[str, Any], censored: dict[str, list]) -> None:
     """The metrics table, its note, and the seeds that never reached a ``--reach`` level."""
-    from rich.table import Table  # rich only when a table is printed
-
-    table = Table(title=title)
-    for h in ("metric", "IQM", "95% CI", "mean", "min", "max"):
-        table.add_column(h, justify="left" if h == "metric" else "right")
-    for k, m in rep["metrics"].items():
-        table.add_row(
+    rows = [
+        [
             k,
             f"{m['iqm']:.4g}",
             f"[{m['iqm_ci'][0]:.4g}, {m['iqm_ci'][1]:.4g}]",
             f"{m['mean']:.4g}",
             f"{m['min']:.4g}",
             f"{m['max']:.4g}",
-        )
-    console().print(table)
+        ]
+        for k, m in rep["metrics"].items()
+    ]
+    print_table(title, ("metric", "IQM", "95% CI", "mean", "min", "max"), rows, figures=True)
     if rep.get("note"):
         print(rep["note"])
     for k, never in censored.items():

@@ -1,7 +1,7 @@
 """Monopoly Deal as an arena game plugin: ``monopoly_deal(variant=retail, players=2, max_turns=200)``.
 
-The card game with a bounded one-sided response turn structure (BORG, ../shared/papers/games.md
-§3.4): a rent or action card hands control to its target(s) mid-turn — Just Say No chains, then
+The card game with a bounded one-sided response turn structure (BORG; Will Wolf, arXiv
+2510.25080): a rent or action card hands control to its target(s) mid-turn — Just Say No chains, then
 payment one asset at a time — and control returns to the player whose turn it is. ``variant=retail``
 is Hasbro's game for 2-5 players; ``variant=paper`` is the 2-player simplified game of the BORG
 paper. Cards and decks: :mod:`.cards`; parameters and moves: :mod:`.rules`; the state machine:

@@ -52,7 +52,7 @@ DEFAULT_CHOICES = "jsn"
 """Only the Just Say No decision by default: against the heuristic it is the choice with room to
 gain (refusing more rents than its "$4M or more" rule wins 0.55 of games), whereas paying with
 property and holding rents lose or break even as rules, and every extra choice adds sampling
-noise (docs/monopoly_deal.md has the measurements)."""
+noise (docs/results/monopoly_deal.md has the measurements)."""
 
 
 def parse_choices(text: str) -> frozenset[int]:

@@ -13,7 +13,7 @@ and the running totals; ``brief`` states only the co-player's last ``memory`` mo
 text IPD of the LLM Advantage Alignment paper. ``brief`` is for small language models trained
 from scratch: in the full text the history is a few dozen characters among ~480, and in a
 "you X, other Y" rendering the histories CD and DC are the same bag of characters; a randomly
-initialised model's policy gradient then moves every history alike (docs/llm_training.md).
+initialised model's policy gradient then moves every history alike (docs/results/llm_training.md).
 """
 
 from __future__ import annotations

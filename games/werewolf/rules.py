@@ -1,8 +1,9 @@
 """Werewolf rule parameters, role table and the discrete action layout.
 
-The canonical rule set (../shared/papers/games.md §1.2) is the default; every variant knob of
-§1.3 that this plugin supports is a field of :class:`WerewolfConfig`, checked once so that a bad
-value is one clear line naming the parameter.
+The canonical rule set (the 7-player game of Xu et al., *Language Agents with Reinforcement
+Learning for Strategic Play in the Werewolf Game*, arXiv 2310.18940) is the default; every
+variant knob (several from Werewolf Arena, arXiv 2407.13943) is a field of
+:class:`WerewolfConfig`, checked once so that a bad value is one clear line naming the parameter.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The scripted Werewolf policy: rule-based players (the baseline of issue 7), part of the game
-package because the game itself plays it when one side is the environment
+"""The scripted Werewolf policy: rule-based players (the baseline learners are measured against),
+part of the game package because the game itself plays it when one side is the environment
 (``werewolf(scripted=wolves|village)``); the ``werewolf_scripted`` agent
 (plugins/agents/werewolf_scripted.py) seats it.
 

@@ -1,4 +1,4 @@
-"""The Werewolf state machine (canonical rules of ../shared/papers/games.md §1.2, with knobs).
+"""The Werewolf state machine (the canonical rules of :mod:`.rules`, with knobs; docs/werewolf.md).
 
 Every history is: a chance deal of roles (one explicit chance node per seat), then days of
 Night (wolves in seat order, Doctor, Seer) → Dawn → Discussion → Vote, until a side wins or

@@ -10,7 +10,7 @@ LSPO's Kuhn oracle (docs/lspo.md), and its games are the warm-up corpus that tea
 local LLM to talk at all (``model.pretrain_agent: table_talker``). Why ``move_honesty``: a
 warm-up on uniformly random moves gives the model no reason to read its card where it moves, so
 DPO then moves the Jack, Queen and King alike; card-dependent (naive, exploitable) moves in the
-corpus make the move logits depend on the card before LSPO starts (docs/lspo.md).
+corpus make the move logits depend on the card before LSPO starts (docs/results/lspo.md).
 """
 
 from __future__ import annotations

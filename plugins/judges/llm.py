@@ -1,7 +1,7 @@
 """``llm`` judge: an ``llm`` backend (transformers, vLLM, OpenAI-compatible) asked which of two
 responses to the same task is better, under a rubric.
 
-Position bias cancels by asking in both orders (``shared/papers/ranking_league.md`` §1: one
+Position bias cancels by asking in both orders (as ArenaRL, arXiv 2601.06487, does: one
 comparison costs two LLM calls): with ``P_first(x, y)`` the judge's probability that the
 response shown first wins, ``P(a ≻ b) = (P_first(a, b) + 1 − P_first(b, a)) / 2`` and the
 margin is ``2·P − 1``. ``P_first`` comes from the log-probabilities of the two verdict labels

@@ -15,7 +15,7 @@ critics, and P^i_t is a memory of i's *past* advantages. The kernel is an option
 P_0 = 0 for every kernel except ``jit``. What P sums is an option too: ``past=advantage``
 (default) is the paper's own advantages A_k; ``past=partner`` sums the credit of the co-players'
 moves instead (:func:`partner_credit`), which keeps a learner from reading the punishment of
-its own defection as a betrayal (configs/social/ipd_aa.yaml uses it; docs/social_dilemmas.md, Findings).
+its own defection as a betrayal (configs/social/ipd_aa.yaml uses it; docs/results/social_dilemmas.md).
 ``proximal=True`` (default) is PAA: the shaped
 advantage goes into PPO's clipped surrogate; ``proximal=False`` is plain AA on the on-policy
 REINFORCE-style loss (one epoch, no clip). ``beta=0`` is exactly the naive learner. With n

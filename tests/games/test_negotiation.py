@@ -169,7 +169,7 @@ def test_greedy_exploits_fair():
 
     greedy, fair = scores("greedy", "fair")
     fair1, fair2 = scores("fair", "fair")
-    assert greedy > fair + 1.0  # measured 7.7 vs 5.5 on 1,000 games (docs/negotiation.md)
+    assert greedy > fair + 1.0  # measured 7.7 vs 5.5 on 1,000 games (docs/results/negotiation.md)
     assert fair < (fair1 + fair2) / 2 - 0.3  # fair does worse facing greedy than facing fair
 
 

@@ -57,7 +57,7 @@ def test_scripted_villagers_beat_random_villagers_against_the_same_wolves():
     for label, spec in (("scripted", "werewolf_scripted"), ("random", "werewolf_scripted:village=random")):
         agents = [arena.load_agent(spec, game) for _ in range(7)]
         rates[label] = win_rates(arena.play(game, agents, games=200, seed=0))["sides"]["village"]
-    # measured on 1,000 games in docs/werewolf.md: ~0.4 vs ~0.005
+    # measured on 1,000 games in docs/results/werewolf.md: ~0.4 vs ~0.005
     assert rates["scripted"] > 0.25 and rates["random"] < 0.05, rates
 
 

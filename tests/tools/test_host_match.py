@@ -1,4 +1,4 @@
-"""Acceptance: ``arena host`` in a real subprocess, scripted players joining over HTTP."""
+"""End to end: ``arena host`` in a real subprocess, scripted players joining over HTTP."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def test_bad_requests_are_rejected_logged_and_the_match_continues(tmp_path, subp
                     _status(lambda: me.send(b'{"turn": ' + b"1" * (1 << 20) + b"}")),  # 1 MB message
                     _status(lambda: me.send(b'{"turn": 1, "action": ')),  # invalid JSON
                     _status(lambda: me.act(turn, action=99)),  # illegal action
-                    # pathological JSON (issue 18): each a 400 with a reason, never a traceback
+                    # pathological JSON: each a 400 with a reason, never a traceback
                     _status(lambda: me.send(b"[" * 16000)),  # 16,000-deep nesting
                     _status(lambda: me.send(b'{"turn": 1, "action": ' + b"7" * 5000 + b"}")),  # 5,000 digits
                     _status(lambda: me.send(b'{"turn": %d, "turn": 0, "action": 0}' % turn)),  # duplicate key
@@ -145,7 +145,7 @@ def _open_idle(url: str, n: int, limit: float) -> tuple[list, float]:
 
 
 def test_500_idle_connections_do_not_stall_players_and_floods_are_rate_limited(tmp_path, subprocess_env):
-    """Issue 18: 500 connections opened at once (backlog 5 made them wait for SYN retransmits) are up at once and
+    """500 connections opened at once (backlog 5 made them wait for SYN retransmits) are up at once and
     the player's moves stay fast while they sit idle; the server closes them after idle_timeout.
     A flood of requests from one address gets 429 + Retry-After after the burst, each logged,
     and the match goes on once the client slows down."""

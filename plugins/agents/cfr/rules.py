@@ -7,7 +7,8 @@ cumulative average ``S`` and current policy ``sigma`` for those slots, in place.
 
 Average weights ``w_t ∝ t^γ`` are applied in discounted form, ``S ← S·((t-1)/t)^γ + π_i·σ``,
 which gives the same normalized average as OpenSpiel's ``S += t^γ·π_i·σ`` without overflowing
-float32 on GPUs. Equations and defaults: ../shared/papers/cfr_psro.md §2-3.
+float32 on GPUs. Sources of the equations and defaults (CFR+, DCFR, PCFR+, PDCFR+, VAD-CFR):
+docs/solvers.md, "CFR family".
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Meta-solvers: from the meta-game payoff tensors to one mixture per player's population.
 
 ``meta_games[i]`` holds player ``i``'s payoff for every pure profile (shape ``|Π_0| x ... x
-|Π_{n-1}|``). A solver returns one probability vector per player. Definitions and defaults are
-those of ``shared/papers/cfr_psro.md`` §4.2 (uniform, Nash LP, PRD, regret matching, α-Rank)
-and §4.3 (SHOR-PSRO's hybrid, with its annealed training solver and its separate evaluation
-solver, from Listing 6 of Li et al. 2026).
+|Π_{n-1}|``). A solver returns one probability vector per player: uniform, Nash LP, PRD, regret
+matching, α-Rank, and SHOR-PSRO's hybrid with its annealed training solver and its separate
+evaluation solver (Listing 6 of Li, Schultz, Hennes and Lanctot, *Discovering Multiagent Learning
+Algorithms with Large Language Models*, arXiv 2602.16928).
 
 Why objects and not functions: SHOR-PSRO's training solver anneals with the number of times it
 has been called, so a solver may carry state (``calls``), which PSRO checkpoints with it.
@@ -192,7 +192,7 @@ def hybrid(
     meta_games: Sequence[np.ndarray], iters: int, lam: float, temp: float, beta: float, div: float, avg: bool
 ) -> Mixtures:
     """SHOR-PSRO's internal routine: optimistic RM+ with a diversity bonus, blended with a
-    softmax best pure strategy (eq. 8); see the note §4.3 for every step."""
+    softmax best pure strategy (eq. 8); every step as in Listing 6 of arXiv 2602.16928."""
     meta_games = [np.asarray(m, dtype=float) for m in meta_games]
     n = len(meta_games)
     shape = np.shape(meta_games[0])

@@ -1,4 +1,5 @@
-"""The PSRO loop (Lanctot et al. 2017; ``shared/papers/cfr_psro.md`` §4.1).
+"""The PSRO loop (Lanctot et al., *A Unified Game-Theoretic Approach to Multiagent Reinforcement
+Learning*, arXiv 1711.00832).
 
 Each iteration: the training meta-solver gives every player a mixture over its population, the
 oracle returns each player's best response to the others' mixtures (all players against the

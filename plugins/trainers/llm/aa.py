@@ -1,4 +1,4 @@
-"""``llm_advantage_alignment``: Advantage Alignment for language agents (advantage_alignment.md §4).
+"""``llm_advantage_alignment``: Advantage Alignment for language agents (arXiv 2511.19405).
 
 Per game and seat, rewards are grouped into time steps (a run of free-text turns closed by a
 choice: Trust-and-Split's talk plus its split is one step; in the IPD every move is one), scaled
@@ -8,12 +8,12 @@ one out, per seat and time index); ``whiten`` centres every A of the batch and d
 ``max(std, 1)``: unit scale while play is mixed, so that ``beta`` means the same whatever the
 payoffs, but never an amplification once nearly every game is the same (dividing by a tiny std
 blew one deviation in a cooperative batch up to unit scale and knocked a learned tit-for-tat
-back to defection in one update; docs/llm_training.md). The
+back to defection in one update; docs/results/llm_training.md). The
 AA credit uses the co-player's advantage on the same game:
 ``A*_t = A_t + beta * gamma_aa * (sum_{k<t} gamma_aa^(t-k) A_k) * A^other_t`` (the
 ``discounted`` kernel of :mod:`arena.plugins.trainers.advantage_alignment`), broadcast to every
 decision of the step and trained with :func:`tokens.clipped_pg_update`. ``beta: 0`` is the
-naive REINFORCE learner with the same baseline (the comparison of the acceptance).
+naive REINFORCE learner with the same baseline (the comparison in docs/results/llm_training.md).
 """
 
 from __future__ import annotations

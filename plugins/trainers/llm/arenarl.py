@@ -1,4 +1,4 @@
-"""``arenarl``: tournament-ranked policy gradient (ArenaRL, ``shared/papers/ranking_league.md`` §1).
+"""``arenarl``: tournament-ranked policy gradient (ArenaRL, arXiv 2601.06487).
 
 For tasks with no verifiable reward, rollouts are scored *against each other*. One ``update``:
 

@@ -12,11 +12,11 @@ iterated DPO that moves the anchor each round). Full weights or LoRA, like every
 here (:mod:`.base`). ``nll`` α > 0 adds α times the chosen responses' mean per-token negative
 log-likelihood (the NLL term of iterative RPO, Pang et al. 2024): DPO alone only asks the chosen
 response to gain *relative* to the rejected one, and an iterated DPO on free text can satisfy that
-by moving both toward text the model never said (measured on Werewolf, docs/werewolf.md).
+by moving both toward text the model never said (measured on Werewolf, docs/results/werewolf.md).
 ``replay`` N > 0 keeps the last N pairs of earlier fits and fits them again beside each new batch:
 with ``reference: initial`` every pair's target is a margin over the same fixed model, so the
 pairs of all rounds are one preference dataset that grows, where a loop that fits each round's
-few pairs alone lets the next round's noise undo them (measured on Werewolf, docs/werewolf.md).
+few pairs alone lets the next round's noise undo them (measured on Werewolf, docs/results/werewolf.md).
 
 Two ways in:
 

@@ -305,7 +305,7 @@ class LSPO(DPO):
 
                 also.append(first_game)
             blocks: list[list[PreferencePair]] = []
-            if self.p["guard_split"]:  # moves first: the part of a fit that descended (docs/lspo.md)
+            if self.p["guard_split"]:  # moves first: the part of a fit that descended (docs/results/lspo.md)
                 blocks = [[p for p, m in zip(pairs, is_move) if m], [p for p, m in zip(pairs, is_move) if not m]]
             stats, after = self.guarded_fit(pairs, measure, before, also, blocks)
             out.update(stats)
@@ -393,7 +393,7 @@ class LSPO(DPO):
         Otherwise the weights and optimizer go back to where the fit started and the fit is tried
         again with half the steps, up to ``guard_halvings`` times. A backtracking line search on
         the objective itself (as TRPO's on its surrogate): a fit's size does not shrink with the gap
-        between the LLM and sigma*, so near sigma* a full fit overshoots (docs/lspo.md).
+        between the LLM and sigma*, so near sigma* a full fit overshoots (docs/results/lspo.md).
         When every try is refused, the same search runs on each of ``blocks`` in turn (subsets of
         the pairs, ``guard_split``: the move pairs, then the talk pairs), as block-coordinate
         descent does when the joint direction does not descend; when those are refused too, the
@@ -484,7 +484,7 @@ def balance_directions(pairs: Sequence[PreferencePair], moves: set[int], seed: i
     the larger side is dropped); pairs not in ``moves`` (talk) are kept. Why: a model that cannot yet tell two
     situations apart applies a pair's push to both, so 7 "fold over call" pairs (Jack) against 2
     "call over fold" (King) move *every* card toward folding before the model learns which card
-    asks for which (docs/lspo.md). Balanced, the common push cancels and only the
+    asks for which (docs/results/lspo.md). Balanced, the common push cancels and only the
     situation-specific part remains. Returns the pairs and how many were dropped."""
     rng = np.random.default_rng(seed)
     groups: dict[tuple, list[int]] = {}

@@ -5,7 +5,7 @@ Why: a randomly initialised model maps every prompt of a game to almost the same
 state (its attention is near uniform, so a prompt is close to a bag of characters). A policy
 gradient then moves every situation alike, and a per-situation signal such as Advantage
 Alignment's reciprocity term (cooperate after the other cooperated, defect after it defected)
-is drowned by the shared "defect everywhere" direction: measured in docs/llm_training.md. A
+is drowned by the shared "defect everywhere" direction: measured in docs/results/llm_training.md. A
 pretrained LLM already reads the situation; this warm-up gives the tiny local model the same
 starting point *without teaching it a strategy*: every action in the corpus is drawn uniformly
 at random, so the warmed-up policy is close to uniform.
@@ -66,7 +66,7 @@ def pretrain(
     ``response`` — only the answer's tokens after the prompt (supervised fine-tuning). With a
     talker whose words depend on its hidden card, ``response`` spends every gradient on
     predicting the answer *from the situation*, which is what makes a tiny model read the card
-    at all (docs/lspo.md, "Why exploitability rose"); the full-text loss is mostly the fixed
+    at all (docs/results/lspo.md, "Before the card-reading warm-up"); the full-text loss is mostly the fixed
     template."""
     import torch
 

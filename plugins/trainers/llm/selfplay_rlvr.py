@@ -11,7 +11,8 @@ are trained). Each of its decisions gets the Monte-Carlo return of its seat, plu
 - ``none`` — raw returns.
 
 The update is :func:`tokens.clipped_pg_update` (clipped ratio, ``epochs`` passes, optional KL to
-the initial model). See ``shared/papers/llm_selfplay_trainers.md`` §4.
+the initial model). After SPIRAL (*SPIRAL: Self-Play on Zero-Sum Games Incentivizes Reasoning
+via Multi-Agent Multi-Turn Reinforcement Learning*, arXiv 2506.24119).
 """
 
 from __future__ import annotations

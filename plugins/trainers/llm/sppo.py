@@ -8,7 +8,7 @@ One ``update`` is one SPPO iteration with a frozen pi_t (the weights at its star
    ``candidates`` is 0 or at least the number of legal actions, else K sampled from pi_t);
 3. P̂(y ≻ pi_t | x) = (1 + Q(x, y) / U) / 2 with Q estimated by ``rollouts`` playouts of pi_t
    against itself after playing y, U the game's largest absolute payoff (the per-decision
-   form of the note, §2), averaged over every recorded state that shows the same prompt;
+   form of SPPO's preference, arXiv 2405.00675), averaged over every recorded state that shows the same prompt;
 4. ``epochs`` Adam steps on the SPPO regression
    ``(log pi_theta(y|x) - log pi_t(y|x) - eta (P̂ - 1/2))^2`` over all (x, y), with log pi the
    agent's action log-probability (the label softmax in scored mode; the label's sequence
@@ -30,7 +30,7 @@ run (tested). Text decisions are skipped.
 
 ``average: true`` keeps the *averaged iterate* (the running mean of the weights after each
 iteration): SPPO's guarantee is for the averaged iterate, and per-state Hedge on a sequential
-game cycles (the note, §2); the last iterate still samples (SPPO needs pi_t), the kept one is
+game cycles; the last iterate still samples (SPPO needs pi_t), the kept one is
 what snapshots save, and on tree games its exploitability is reported every iteration
 (``sppo/kept_exploitability``) beside the last iterate's (``sppo/last_exploitability``).
 """

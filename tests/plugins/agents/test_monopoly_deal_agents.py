@@ -32,7 +32,7 @@ def test_heuristic_beats_random_in_at_least_90_percent_of_2_player_games(variant
     name = f"monopoly_deal(variant={variant})"
     game = arena.load_game(name)
     rate = win_rate(name, arena.load_agent("monopoly_deal_heuristic", game), arena.load_agent("random", game), 100)
-    assert rate >= 0.9, rate  # measured on 2,000 games in docs/monopoly_deal.md
+    assert rate >= 0.9, rate  # measured on 2,000 games in docs/results/monopoly_deal.md
 
 
 def test_heuristic_plays_every_player_count():
@@ -115,7 +115,7 @@ def test_mccfr_agent_solves_saves_loads_and_plays(tmp_path):
 
 def test_mccfr_learns_the_just_say_no_choice_on_a_test_budget():
     """Not a fake: 200 external-sampling traversals already move the often-visited keys far from
-    uniform, toward refusing rents (what beats the heuristic in docs/monopoly_deal.md), and the
+    uniform, toward refusing rents (what beats the heuristic in docs/results/monopoly_deal.md), and the
     agent plays that policy in the real game rather than falling back to the heuristic."""
     solver = SAMPLERS["es-mccfr"](IntentGame(), seed=3, probe_after=6)  # as the agent solves
     solver.iterate(200)

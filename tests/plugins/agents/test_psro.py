@@ -1,5 +1,5 @@
 """PSRO: meta-solvers on known matrix games, exact mixtures cross-checked with OpenSpiel, the
-Kuhn acceptance value, the psro agent plugin end to end."""
+the Kuhn exploitability target, the psro agent plugin end to end."""
 
 from __future__ import annotations
 
@@ -126,9 +126,9 @@ def test_bad_psro_parameters_are_one_clear_error():
 
 
 def test_leduc_nash_psro_10_iterations_beats_openspiel_psro_v2():
-    """Acceptance: after 10 iterations arena's Nash-PSRO on Leduc is less exploitable than
+    """After 10 iterations arena's Nash-PSRO on Leduc is less exploitable than
     OpenSpiel's psro_v2 (Nash meta-solver, C++ exact best responses). The OpenSpiel side takes
-    60-180 s, so its figures come from `arena bench psro` (docs/psro.md: 1.6909 at seed 0, 1.5061 at
+    60-180 s, so its figures come from `arena bench psro` (docs/results/psro.md: 1.6909 at seed 0, 1.5061 at
     seed 1, 1000 sims per entry); ours is recomputed here and cross-checked with OpenSpiel's
     exploitability."""
     import pyspiel

@@ -1,7 +1,7 @@
 """LLM trainers learn (measured before/after on fixed seeds, exact numbers on Kuhn poker), LoRA
 trains only adapters, checkpoints load back as agents with the same policy, the learner trains a
 private copy, and ``arena llm-train`` runs from the command line (bad input: one line, exit 2).
-The long runs with the acceptance numbers are configs/llm/*.yaml (docs/llm_training.md)."""
+The long runs with the measured numbers are configs/llm/*.yaml (docs/results/llm_training.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """LLM trainer building blocks against hand-computed values: role-conditioned baselines, the
-leave-one-out group baseline and AA credit, exact Kuhn evaluation (known values from the note),
-the trainer's action log-probs against the agent's own, and state replay for SPPO."""
+leave-one-out group baseline and AA credit, exact Kuhn evaluation (uniform against uniform is
+worth +0.125 to player 0), the trainer's action log-probs against the agent's own, and state
+replay for SPPO."""
 
 from __future__ import annotations
 
@@ -145,7 +146,7 @@ def test_entropy_bonus_moves_a_scored_policy_toward_uniform():
 def test_exact_kuhn_values_match_the_note_and_the_tree():
     game = load_game("kuhn_poker")
     ev, score = head_to_head(game, [uniform_policy, uniform_policy])
-    assert ev[0] == pytest.approx(0.125) and ev[1] == pytest.approx(-0.125)  # note §7: uniform vs uniform
+    assert ev[0] == pytest.approx(0.125) and ev[1] == pytest.approx(-0.125)  # uniform vs uniform, computed exactly
     assert score[0] + score[1] == pytest.approx(1.0)
     agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "temperature": 8}, game)
     pol = cached(agent.policy)
@@ -312,7 +313,7 @@ def test_prefix_shared_logprobs_and_gradients_equal_whole_sequences(lora, monkey
 def test_the_warm_up_runs_on_the_configured_threads(tmp_path, monkeypatch):
     """``ensure_model`` warms up on ``torch_threads`` (1 by default): two threads under CPU
     contention summed in another order from run to run, so a rebuilt warm-up differed (measured
-    on the Kuhn table-talk warm-up, docs/lspo.md); one thread gives the same model every time."""
+    on the Kuhn table-talk warm-up, docs/results/lspo.md); one thread gives the same model every time."""
     import torch
 
     from arena.config import load_config

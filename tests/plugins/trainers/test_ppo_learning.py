@@ -51,7 +51,7 @@ def test_short_ipd_runs_learn_in_opposite_directions(tmp_path):
     assert probe["probe/P(C|CC)"] > naive["probe/P(C|CC)"] + 0.3
     # (Not asserted at 8 iterations: AA's return against always-defect. It still cooperates after
     # DD with P 0.3-0.4 on seeds 0 and 1 (-2.35, -2.33 per round vs PPO's -2.00, -2.02); it learns
-    # to retaliate later in the full run — see docs/social_dilemmas.md.)
+    # to retaliate later in the full run — see docs/results/social_dilemmas.md.)
     rows = (tmp_path / "ipd_aa.yaml" / "metrics.csv").read_text().splitlines()
     assert len(rows) == 3 and rows[0].startswith("step,")  # before training, and at iteration 8
     assert (tmp_path / "ipd_aa.yaml" / "curves.png").stat().st_size > 1000
