@@ -35,6 +35,7 @@ import numpy as np
 from arena.errors import ArenaError
 from arena.evaluation.ratings.bradley_terry import bradley_terry
 from arena.evaluation.ratings.outcomes import pair_score, pairwise_outcomes
+from arena.rng import derive_seed
 
 FORMATS = ("round_robin", "gauntlet", "swiss", "elimination", "adaptive")
 ADAPTIVE_RANK_DISTANCES = (1, 2)
@@ -153,7 +154,7 @@ def swiss(names: Sequence[str], games: int, rounds: int | None, seed: int, scale
     met: dict[str, dict[str, int]] = {a: {} for a in names}
     byes: dict[str, int] = {}
     for rnd in range(rounds):
-        rng = np.random.default_rng([seed & 0xFFFFFFFF, 7, rnd])
+        rng = np.random.default_rng(derive_seed(seed, "swiss", rnd))
         pairs, bye = swiss_round(names, points, met, byes, rng)
         if bye is not None:
             byes[bye] = byes.get(bye, 0) + 1
@@ -233,7 +234,7 @@ def adaptive(
 ) -> FormatGen:
     """Coverage rings, then uncertainty-guided batches (see module docstring)."""
     n = len(names)
-    rng = np.random.default_rng([seed & 0xFFFFFFFF, 11])
+    rng = np.random.default_rng(derive_seed(seed, "adaptive"))
     budget = budget if budget is not None else 4 * n * (n - 1) * batch_games
     outcomes: list[tuple[str, str, float]] = []
     spent = 0

@@ -1,11 +1,11 @@
 """Rank a group of N candidates with a pairwise judge, and turn ranks into advantages.
 
-ArenaRL (``shared/papers/ranking_league.md`` §1) scores the N rollouts of one task instance
-*against each other*. The topologies are the tournament formats of :mod:`arena.evaluation.tournament`,
-driven by a judge instead of games: each pairing a format yields is **one comparison** (one
-``compare`` item; the ``llm`` judge runs it in both orders), fed back to the format as a record
-whose returns are ``±margin`` with margin scale 2, so the format's pair score is exactly
-``(1 + margin) / 2`` = P(first better). Nothing about pairing is re-implemented here:
+ArenaRL (arXiv 2601.06487) scores the N rollouts of one task instance *against each other*. The
+topologies are the tournament formats of :mod:`arena.evaluation.formats`, driven by a judge
+instead of games: each pairing a format yields is **one comparison** (one ``compare`` item; the
+``llm`` judge runs it in both orders), fed back to the format as a record whose returns are
+``±margin`` with margin scale 2, so the format's pair score is exactly ``(1 + margin) / 2`` =
+P(first better). Nothing about pairing is re-implemented here:
 
 =====================  ==========================================  =====================
 topology               pairing (format)                            comparisons
@@ -13,7 +13,7 @@ topology               pairing (format)                            comparisons
 ``anchor``             every candidate against candidate 0          N − 1
 ``single_elimination`` :func:`arena.evaluation.formats.elimination`         2N − 2 (N a power of 2)
                        (seeding against candidate 0, the anchor;
-                       the note's bracket with explicit byes)
+                       ArenaRL's bracket with explicit byes)
 ``swiss``              :func:`arena.evaluation.formats.swiss` (networkx     ⌈log2 N⌉ · ⌊N/2⌋
                        matching, no rematches)
 ``round_robin``        :func:`arena.evaluation.formats.round_robin`         N(N − 1)/2
@@ -24,7 +24,7 @@ topology               pairing (format)                            comparisons
 Several groups are ranked in lockstep (:func:`rank_groups`): each round collects the
 pairings of every unfinished group and asks the judge once, so an LLM judge sees one batch.
 
-:func:`rank_advantages` is the note's rank → reward → advantage map (``r_k = 1 − k/(N−1)``,
+:func:`rank_advantages` is ArenaRL's rank → reward → advantage map (``r_k = 1 − k/(N−1)``,
 z-scored with the unbiased std): N = 4 gives [1.1619, 0.3873, −0.3873, −1.1619].
 """
 
@@ -39,6 +39,7 @@ import numpy as np
 
 from arena.errors import ArenaError
 from arena.evaluation.formats import FormatGen, Pairing, adaptive, elimination, match_points, round_robin, swiss
+from arena.rng import derive_seed
 
 TOPOLOGIES = ("anchor", "single_elimination", "swiss", "round_robin", "adaptive")
 MARGIN_SCALE = 2.0
@@ -60,7 +61,7 @@ class Ranking:
 
 def anchor(names: Sequence[str]) -> FormatGen:
     """Every other candidate against ``names[0]``; ranked by the score against it (the
-    anchor's own score is the mean of its N − 1 scores, as the note's seeding phase)."""
+    anchor's own score is the mean of its N − 1 scores, as ArenaRL's seeding phase)."""
     ref, others = names[0], list(names[1:])
     results = yield [Pairing((ref, a), 1) for a in others]
     score = {a: match_points(recs, a, MARGIN_SCALE) for a, recs in zip(others, results)}
@@ -120,7 +121,7 @@ def rank_groups(
 ) -> list[Ranking]:
     """Rank every group (``sizes[g]`` candidates) with topology ``kind``, all groups in lockstep:
     one ``compare`` call per round with every group's pairings."""
-    gens = [topology(kind, n, seed=seed + 7919 * g, **knobs) for g, n in enumerate(sizes)]
+    gens = [topology(kind, n, seed=derive_seed(seed, "group", g), **knobs) for g, n in enumerate(sizes)]
     spent = [0] * len(gens)
     decisive = [0] * len(gens)
     out: list[Ranking | None] = [None] * len(gens)
@@ -168,7 +169,7 @@ def rank_rewards(n: int) -> np.ndarray:
 
 
 def rank_advantages(order: Sequence[int]) -> np.ndarray:
-    """Advantage of every candidate (by index) from a ranking (best first): the note's z-scored
+    """Advantage of every candidate (by index) from a ranking (best first): ArenaRL's z-scored
     rank rewards, ``(r − mean) / (std_unbiased + 1e-6)``."""
     n = len(order)
     r = rank_rewards(n)
