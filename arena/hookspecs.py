@@ -68,7 +68,8 @@ def arena_benchmarks() -> "list[Benchmark]":
 # -- events ------------------------------------------------------------------------------------
 # Every run (match, tournament, league, train, llm-train, hosted match) tells observers the same
 # way: ``arena_run_started``, then ``arena_match_finished`` for every game it stores (and
-# ``arena_league_step`` for every training step), then ``arena_run_finished``. ``context`` (and
+# ``arena_league_step`` for every training step, ``arena_metrics_recorded`` for other scalars,
+# ``arena_run_planned`` when its total grows), then ``arena_run_finished``. ``context`` (and
 # ``run``) is a :class:`RunContext`. The built-in TensorBoard writer and progress display are
 # plugins on these hooks; a third-party observer gets the same.
 @dataclass(frozen=True)
@@ -100,6 +101,15 @@ class RunContext(Mapping[str, Any]):
         """This context with more per-event keys (a field name replaces the field)."""
         fields = {k: extra.pop(k) for k in list(extra) if k in _CONTEXT_FIELDS}
         return replace(self, **fields, extra={**self.extra, **extra})
+
+    @classmethod
+    def of(cls, run: Mapping[str, Any]) -> "RunContext":
+        """``run`` itself, or a plain mapping (a run that still builds dicts) read into a context."""
+        if isinstance(run, RunContext):
+            return run
+        fields = {k: run[k] for k in _CONTEXT_FIELDS if k in run}
+        extra = {k: v for k, v in run.items() if k not in _CONTEXT_FIELDS}
+        return cls(**{"kind": "run", "run_id": "", **fields}, extra=extra)
 
     def __getitem__(self, key: str) -> Any:
         if key in _CONTEXT_FIELDS:
@@ -138,6 +148,19 @@ def arena_matches_finished(results: list[Any], context: RunContext) -> None:
     games implements this one. Why: a run builds the per-game event (a context dict per game)
     only when some plugin implements ``arena_match_finished`` — for a cheap game that event cost
     a noticeable share of a tournament's time per game."""
+
+
+@hookspec
+def arena_run_planned(run: RunContext) -> None:
+    """The run planned more work as it went: ``run.total`` is its total now (a tournament plans
+    each round of its format once the round before is played)."""
+
+
+@hookspec
+def arena_metrics_recorded(step: int, metrics: dict[str, float], context: RunContext) -> None:
+    """Scalars a run measured at ``step`` outside training steps: a tournament's rating snapshots
+    (``rating/bt/AGENT`` every ``ratings.snapshot_every`` games; ``step`` counts games) and its
+    final ratings (``final/bt/AGENT``)."""
 
 
 @hookspec

@@ -43,6 +43,8 @@ EVENTS = (
     "arena_run_started",
     "arena_match_finished",
     "arena_matches_finished",
+    "arena_run_planned",
+    "arena_metrics_recorded",
     "arena_checkpoint_written",
     "arena_league_step",
     "arena_run_finished",

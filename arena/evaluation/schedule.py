@@ -12,11 +12,13 @@ whichever executor runs them; finished games are committed to the run store in b
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
-if TYPE_CHECKING:
-    from arena.evaluation.store import MatchRecord, RunStore
-    from arena.playing.executor import Executor, GameTask
+from arena.errors import ArenaError
+from arena.evaluation.store import MatchRecord, RunStore, match_id, match_ids
+from arena.hookspecs import RunContext
+from arena.playing.executor import Executor, GameTask
+from arena.registry import event_caller, get_registry
 
 
 class PlannedGame(NamedTuple):
@@ -38,13 +40,14 @@ class Planner:
     """Turns pairings into games with stable ids: game ``k`` of a group (counted over the whole
     run) seats the group rotated by ``k mod n`` and plays the group's ``k div n``-th deal
     (duplicate style: seats swap with identical cards), a deal number no other group uses
-    (numbered in plan order, so a resumed run plans the same deals and the errors of different
-    pairings are independent)."""
+    (numbered in plan order, so a resumed run plans the same deals).
+
+    Why no shared deals: were deal ``d`` the same for every pairing, the errors of all pairings
+    would be correlated and no bootstrap over games could see it (the rating intervals
+    under-covered the truth); with independent deals per pairing the deal is the independent
+    unit, and the bootstrap resamples deals (:func:`arena.evaluation.ratings.outcomes.outcome_units`)."""
 
     def __init__(self, run: str, seed: int) -> None:
-        from arena.evaluation.store import match_ids
-
-        self._ids = match_ids
         self.run, self.seed = run, seed
         self.counters: dict[tuple[str, ...], int] = {}
         self.last_deal: dict[tuple[str, ...], tuple[int, int]] = {}
@@ -60,7 +63,7 @@ class Planner:
             key = "|".join(p.group)
             start = self.counters.get(p.group, 0)
             rotations = [tuple(p.group[(s + r) % n] for s in range(n)) for r in range(n)]
-            ids = self._ids(self.run, key, self.seed, range(start, start + p.games))
+            ids = match_ids(self.run, key, self.seed, range(start, start + p.games))
             q, deal = self.last_deal.get(p.group, (-1, 0))
             games = []
             seq = self.seq
@@ -83,8 +86,6 @@ def rotated_games(
 ) -> list[PlannedGame]:
     """``count`` games of one seating, rotated every game, each with its own deal (training:
     as many distinct deals as games); deals are numbered from ``deal0``."""
-    from arena.evaluation.store import match_id
-
     n = len(base)
     return [
         PlannedGame(
@@ -112,8 +113,6 @@ def tasks_for(
 ) -> list[GameTask]:
     """Group games by seating and cut them into tasks of at most ``chunk`` games; ``agents`` maps
     each label to its spec (or :class:`~arena.playing.executor.Checkpoint`)."""
-    from arena.playing.executor import GameTask
-
     by_seats: dict[tuple[tuple[str, ...], bool], list[PlannedGame]] = {}
     for g in games:
         by_seats.setdefault((g.rotate_from or g.seats, g.rotate_from is not None), []).append(g)
@@ -162,7 +161,7 @@ class Submitted:
         """None: played when collected, each game handed over as it finishes (``Executor.run``)."""
         self.transcripts, self.amend, self.on_game = transcripts, amend, on_game
         self.commit_every, self.on_stored = commit_every, on_stored
-        self.ctx = dict(context or {}, run_dir=str(store.path))
+        self.ctx = RunContext.of(context or {}).with_(run_dir=str(store.path))
         self.played = 0
         """Games played by :meth:`collect`."""
 
@@ -170,9 +169,6 @@ class Submitted:
         """Play (or wait for) the games, record them, and return ``(game, result)`` for each in
         plan order — or, with ``keep=False``, nothing (a caller that reads the store needs no
         per-game list); :attr:`played` counts them either way."""
-        from arena.evaluation.store import MatchRecord
-        from arena.registry import event_caller, get_registry
-
         hook = get_registry().hook
         finished = event_caller(hook.arena_match_finished)  # None: no per-game event to build
         batch_finished = event_caller(hook.arena_matches_finished)
@@ -193,7 +189,7 @@ class Submitted:
                 by_id = {g.id: (g, res) for g, res in done}
                 for rec in records:  # commit order, as the store gives them
                     g, res = by_id[rec.id]
-                    finished(result=res, context={**ctx, "match_id": g.id, "pairing": g.pairing, "round": g.round})
+                    finished(result=res, context=ctx.with_(match_id=g.id, pairing=g.pairing, round=g.round))
             if batch_finished is not None:
                 batch_finished(results=[res for _, res in done], context=ctx)
 
@@ -271,8 +267,6 @@ def submit_planned(
 
 def stored(store: RunStore, planned: Sequence[Sequence[PlannedGame]], where: str) -> list[list[Any]]:
     """The stored records of planned games, per pairing; a missing one is an error (never silently dropped)."""
-    from arena.errors import ArenaError
-
     by_id = store.records_by_id([g.id for games in planned for g in games])
     missing = [g.id for games in planned for g in games if g.id not in by_id]
     if missing:

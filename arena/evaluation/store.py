@@ -36,6 +36,7 @@ import json
 import os
 import sqlite3
 import struct
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -45,6 +46,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from arena.errors import ArenaError
+
+if sys.platform != "win32":
+    import fcntl
 
 DB_NAME = "arena.sqlite"
 LOCK_NAME = ".writer.lock"
@@ -197,9 +201,7 @@ class RunLock:
         _refuse_file(path)
         path.mkdir(parents=True, exist_ok=True)
         handle = open(path / LOCK_NAME, "a+")
-        try:
-            import fcntl
-        except ImportError:  # no advisory locks on this platform: run unguarded, as before
+        if sys.platform == "win32":  # no advisory locks there: run unguarded, as before
             return cls(handle)
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -1,29 +1,32 @@
-"""The tournament driver: a format's pairings played into a run store, resumably.
-
-Game ``k`` of a group seats the group rotated by ``k mod n`` and plays that group's ``k div n``-th
-deal, so seats swap with identical cards (duplicate style) and results do not depend on
-batching. Deals are never shared between groups: each new ``(group, k div n)`` takes the next
-deal number of the run, in plan order. Why: were deal ``d`` the same for every pairing, the
-errors of all pairings would be correlated and no bootstrap over games could see it (the
-rating intervals under-covered the truth); with independent deals per pairing the deal is the
-independent unit, and the bootstrap resamples deals (:func:`arena.evaluation.rating.outcome_units`).
+"""The tournament driver: a format's pairings played into a run store, resumably, a slice of a
+round at a time (games and deals planned by :class:`arena.evaluation.schedule.Planner`), rated as
+they are stored, and reported to observers through the event hooks like every other run.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import islice
 from operator import attrgetter
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
-from omegaconf import MISSING
+from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
 
 from arena.errors import ArenaError
 from arena.evaluation.formats import FormatConfig, Pairing, Results, Round, drive, make_format
-from arena.evaluation.rating import RatingConfig, margin_scale
+from arena.evaluation.leaderboard import RANK_KEYS, RatingConfig, plot_payoff, plot_ratings, to_markdown, write_files
+from arena.evaluation.leaderboard import board as leaderboard_board
+from arena.evaluation.ratings.outcomes import margin_scale
+from arena.evaluation.ratings.state import RatingState
 from arena.evaluation.schedule import PlannedGame, Planner, submit_planned
-from arena.playing.executor import ExecutorConfig, task_games
+from arena.evaluation.store import RunStore, fingerprint
+from arena.hookspecs import RunContext
+from arena.loading import dedupe_names, load_agent, load_game
+from arena.playing.executor import Executor, ExecutorConfig, check_config, remember_agent, task_games
+from arena.playing.executors import make_executor
+from arena.playing.match import relaxed_gc
+from arena.registry import get_registry
 
 
 @dataclass
@@ -84,8 +87,6 @@ class TournamentResult:
 
 
 def _plain(spec: Any) -> Any:
-    from omegaconf import DictConfig, ListConfig, OmegaConf
-
     if isinstance(spec, (DictConfig, ListConfig)):
         return OmegaConf.to_container(spec, resolve=True)
     return spec
@@ -93,10 +94,6 @@ def _plain(spec: Any) -> Any:
 
 def fingerprint_of(cfg: TournamentConfig, labels: Sequence[str]) -> str:
     """What decides the results: game, agents, format, seed, timeout (not the executor or outputs)."""
-    from dataclasses import asdict
-
-    from arena.evaluation.store import fingerprint
-
     return fingerprint(
         {
             "game": cfg.game,
@@ -113,172 +110,190 @@ def fingerprint_of(cfg: TournamentConfig, labels: Sequence[str]) -> str:
 def run_tournament(cfg: TournamentConfig, config_text: str | None = None, quiet: bool = False) -> TournamentResult:
     """Play (or resume) the tournament ``cfg`` into its run directory ``cfg.out`` and write the
     leaderboard files. Safe to call again after a crash: finished games are never replayed."""
-    from arena.evaluation.leaderboard import RANK_KEYS, plot_payoff, plot_ratings, write_files
-    from arena.evaluation.leaderboard import board as leaderboard_board
-    from arena.evaluation.rating import RatingState
-    from arena.evaluation.store import RunStore
-    from arena.loading import dedupe_names, load_agent, load_game
-    from arena.playing.executor import check_config, remember_agent
-    from arena.playing.executors import make_executor
-    from arena.playing.match import relaxed_gc
-    from arena.reporting import TensorBoard, progress
+    return Tournament(cfg, config_text, quiet).run()
 
-    check_config(cfg.executor)
-    if cfg.ratings.rank_by not in RANK_KEYS:
-        raise ArenaError(f"ratings.rank_by must be one of {', '.join(RANK_KEYS)}, got '{cfg.ratings.rank_by}'")
-    game = load_game(cfg.game)
-    specs = [_plain(a) for a in cfg.agents]
-    agents = [load_agent(s, game) for s in specs]
-    dedupe_names(agents)
-    names = [a.name for a in agents]
-    game_name = game.spec.full_name
-    for s, a in zip(specs, agents):
-        remember_agent(game, game_name, s, a.name, a)
-    spec_of = dict(zip(names, specs))
-    scale = margin_scale(game, cfg.ratings.outcome)
-    fmt = make_format(cfg.format, names, game.spec.num_players, cfg.seed, scale)
-    fp = fingerprint_of(cfg, names)
-    store = RunStore.open(cfg.out, fp, config_text, lock=True)  # one writing process a run
-    with store:  # closing it releases the run lock, whatever stops the run
-        store.set_meta("margin_scale", "" if scale is None else repr(scale))
-        store.set_meta("agents", json.dumps(names))
-        tb = TensorBoard(store.path / "tb", enabled=cfg.tensorboard)
-        planner = Planner(fp, cfg.seed)
-        played = 0
-        rc = cfg.ratings
-        state = RatingState(names, scale=scale, elo_k=rc.elo_k, openskill_model=rc.openskill_model)
-        done = store.snapshot_steps("bt")
-        every = max(1, rc.snapshot_every)
 
-        snapshots: dict[int, dict[str, tuple[float, None, None, int]]] = {}
-        """Snapshots not written yet: :func:`feed` writes them in one transaction (a killed run
+class Tournament:
+    """One invocation of a tournament: its agents and format, then (:meth:`run`) its store and rounds."""
+
+    store: RunStore
+    state: RatingState
+    context: RunContext
+    executor: Executor
+
+    def __init__(self, cfg: TournamentConfig, config_text: str | None = None, quiet: bool = False) -> None:
+        check_config(cfg.executor)
+        if cfg.ratings.rank_by not in RANK_KEYS:
+            raise ArenaError(f"ratings.rank_by must be one of {', '.join(RANK_KEYS)}, got '{cfg.ratings.rank_by}'")
+        self.cfg, self.config_text, self.quiet = cfg, config_text, quiet
+        game = load_game(cfg.game)
+        specs = [_plain(a) for a in cfg.agents]
+        agents = [load_agent(s, game) for s in specs]
+        dedupe_names(agents)
+        self.names = [a.name for a in agents]
+        self.game_name = game.spec.full_name
+        for s, a in zip(specs, agents):
+            remember_agent(game, self.game_name, s, a.name, a)
+        self.spec_of = dict(zip(self.names, specs))
+        self.scale = margin_scale(game, cfg.ratings.outcome)
+        self.fmt = make_format(cfg.format, self.names, game.spec.num_players, cfg.seed, self.scale)
+        self.fp = fingerprint_of(cfg, self.names)
+        self.planner = Planner(self.fp, cfg.seed)
+        self.hook = get_registry().hook
+        self.played = 0
+        self.every = max(1, cfg.ratings.snapshot_every)
+        self.fresh: list[Any] = []
+        """Records this invocation stored and the rating state has not seen yet (commit order)."""
+        self.snapshots: dict[int, dict[str, tuple[float, float | None, float | None, int | None]]] = {}
+        """Snapshots not written yet: :meth:`feed` writes them in one transaction (a killed run
         loses some, and its resume recomputes them from the stored games)."""
 
-        def snapshot(step: int) -> None:
-            if step in done:
-                return
-            done.add(step)
-            rating = state.bt_ratings(names)
-            games = state.games()
-            snapshots[step] = {a: (rating[i], None, None, games[a]) for i, a in enumerate(names)}
-            tb.scalars({f"rating/bt/{a}": rating[i] for i, a in enumerate(names)}, step)
-
-        fresh: list[Any] = []
-        """Records this invocation stored and the rating state has not seen yet (commit order)."""
-
-        def feed(upto: int, planned: Sequence[PlannedGame] = ()) -> None:
-            """Give the rating state the games up to plan position ``upto`` in plan order,
-            snapshotting every ``snapshot_every`` games: ``planned`` (a slice just played) from
-            the records in memory, anything else streamed from the store — each game once,
-            whatever the run's length."""
-            if planned and planned[0].plan_seq == state.records and len(fresh) == len(planned):
-                recs: Any = sorted(fresh, key=attrgetter("plan_seq"))  # the slice's games, in plan order
-            else:
-                recs = store.iter_matches(state.records, upto)
-            recs = iter(recs)
-            while True:  # up to the next snapshot at a time: runs of games through add_all
-                before = state.records
-                state.add_all(islice(recs, every - before % every))
-                if state.records == before:
-                    break
-                if state.records % every == 0:
-                    snapshot(state.records)
-            fresh.clear()
-            write_snapshots()
-
-        def write_snapshots() -> None:
-            if snapshots:
-                store.record_snapshots("bt", snapshots)
-                snapshots.clear()
-
-        from arena.registry import get_registry
-
-        hook = get_registry().hook
-        context = {
-            "kind": "tournament",
-            "run_id": f"tournament-{id(store)}",
-            "run_dir": str(store.path),
-            "total": None,
-            "unit": "games",
-            "tensorboard": False,
-            "progress": False,
-        }  # its own bar and rating curves
-        hook.arena_run_started(run=context)
-        with (
-            make_executor(cfg.executor) as ex,
-            progress(f"{game_name} {cfg.format.kind}", 0, cfg.progress and not quiet) as bar,
-            relaxed_gc(young=GC_YOUNG),
-        ):
-
-            def play_slice(planned: list[PlannedGame], where: str) -> None:
-                nonlocal played
-                lo, hi = planned[0].plan_seq, planned[-1].plan_seq + 1  # a slice is consecutive in the plan
-                now = submit_planned(
-                    ex,
-                    store,
-                    planned,
-                    spec_of,
-                    game=game_name,
-                    seed=cfg.seed,
-                    chunk=task_games(cfg.executor),
-                    timeout=cfg.timeout,
-                    transcripts=cfg.transcripts,
-                    context=context,
-                    skip_stored=store.plan_count(lo, hi) > 0,  # a fresh slice needs no id lookups
-                    on_game=(lambda g, res: bar.advance(1)) if cfg.progress and not quiet else None,
-                    on_stored=fresh.extend,
-                    # the first slice commits every 512 games (a killed run soon has games stored),
-                    # later ones once per slice (one transaction per 8192 games)
-                    commit_every=PLAN_SLICE if played else 512,
-                    start=False,
+    def run(self) -> TournamentResult:
+        cfg = self.cfg
+        with RunStore.open(cfg.out, self.fp, self.config_text, lock=True) as store:  # one writing process a run
+            self.open(store)  # closing the store releases the run lock, whatever stops the run
+            self.hook.arena_run_started(run=self.context)
+            try:
+                with make_executor(cfg.executor) as self.executor, relaxed_gc(young=GC_YOUNG):
+                    ranking = drive(self.fmt, self.play_round)
+            except BaseException:
+                self.hook.arena_run_finished(
+                    run=self.context, summary={"status": "stopped", "games": self.state.records}
                 )
-                now.collect(keep=False)  # the games are read back from the store (and fresh)
-                played += now.played
-                bar.advance(len(planned) - now.played)
-                missing = len(planned) - store.plan_count(lo, hi)
-                if missing:
-                    raise ArenaError(f"{missing} planned games are missing from the store after {where}")
+                raise
+            return self.finish(ranking)
 
-            def play(rnd: int, pairings: Round) -> Results:
-                bar.add_total(sum(p.games for p in pairings))
-                results: Results = []
-                todo: list[PlannedGame] = []
-                for p in pairings:  # planned and played a slice at a time: memory does not grow with games
-                    first, left = planner.seq, p.games
-                    while left:
-                        take = min(left, PLAN_SLICE - len(todo))
-                        todo += planner.plan(rnd, [Pairing(p.group, take)])[0]
-                        left -= take
-                        if len(todo) >= PLAN_SLICE:
-                            play_slice(todo, f"round {rnd}")
-                            feed(planner.seq, todo)
-                            todo = []
-                    results.append(StoredGames(store, first, planner.seq))
-                if todo:
-                    play_slice(todo, f"round {rnd}")
-                feed(planner.seq, todo)
-                if state.records:
-                    snapshot(state.records)
-                    write_snapshots()
-                return results
+    def open(self, store: RunStore) -> None:
+        """The run's store, its rating state and what observers are told about the run."""
+        cfg, rc = self.cfg, self.cfg.ratings
+        self.store = store
+        store.set_meta("margin_scale", "" if self.scale is None else repr(self.scale))
+        store.set_meta("agents", json.dumps(self.names))
+        self.state = RatingState(self.names, scale=self.scale, elo_k=rc.elo_k, openskill_model=rc.openskill_model)
+        self.snapshot_steps = store.snapshot_steps("bt")
+        run_id, show = f"tournament-{id(store)}", cfg.progress and not self.quiet
+        self.context = RunContext(  # done: a resumed run's stored games are not played again
+            "tournament", run_id, str(store.path), tensorboard=cfg.tensorboard, progress=show, done=store.count()
+        )
 
-            ranking = drive(fmt, play)
+    # -- playing ------------------------------------------------------------------------------
+    def play_round(self, rnd: int, pairings: Round) -> Results:
+        """One round of the format, planned, played and rated a slice at a time: memory does
+        not grow with the games."""
+        self.context = self.context.with_(total=(self.context.total or 0) + sum(p.games for p in pairings))
+        self.hook.arena_run_planned(run=self.context)
+        results: Results = []
+        for planned in self.plan_slices(rnd, pairings, results):
+            if planned:
+                self.play_slice(planned, f"round {rnd}")
+            self.feed(self.planner.seq, planned)
+        if self.state.records:
+            self.snapshot(self.state.records)
+            self.write_snapshots()
+        return results
+
+    def plan_slices(self, rnd: int, pairings: Round, results: Results) -> Iterator[list[PlannedGame]]:
+        """The round's games in slices of :data:`PLAN_SLICE` (the last one shorter, maybe empty);
+        each pairing's games, read back from the store, join ``results`` once it is planned."""
+        todo: list[PlannedGame] = []
+        for p in pairings:
+            first, left = self.planner.seq, p.games
+            while left:
+                take = min(left, PLAN_SLICE - len(todo))
+                todo += self.planner.plan(rnd, [Pairing(p.group, take)])[0]
+                left -= take
+                if len(todo) >= PLAN_SLICE:
+                    yield todo
+                    todo = []
+            results.append(StoredGames(self.store, first, self.planner.seq))
+        yield todo
+
+    def play_slice(self, planned: list[PlannedGame], where: str) -> None:
+        """Play the slice's games the store does not hold yet and check that it holds them all."""
+        cfg, store = self.cfg, self.store
+        lo, hi = planned[0].plan_seq, planned[-1].plan_seq + 1  # a slice is consecutive in the plan
+        now = submit_planned(
+            self.executor,
+            store,
+            planned,
+            self.spec_of,
+            game=self.game_name,
+            seed=cfg.seed,
+            chunk=task_games(cfg.executor),
+            timeout=cfg.timeout,
+            transcripts=cfg.transcripts,
+            context=self.context,
+            skip_stored=store.plan_count(lo, hi) > 0,  # a fresh slice needs no id lookups
+            on_stored=self.fresh.extend,
+            # the first slice commits every 512 games (a killed run soon has games stored),
+            # later ones once per slice (one transaction per 8192 games)
+            commit_every=PLAN_SLICE if self.played else 512,
+            start=False,
+        )
+        now.collect(keep=False)  # the games are read back from the store (and fresh)
+        self.played += now.played
+        missing = len(planned) - store.plan_count(lo, hi)
+        if missing:
+            raise ArenaError(f"{missing} planned games are missing from the store after {where}")
+
+    # -- rating -------------------------------------------------------------------------------
+    def feed(self, upto: int, planned: Sequence[PlannedGame] = ()) -> None:
+        """Give the rating state the games up to plan position ``upto`` in plan order,
+        snapshotting every ``snapshot_every`` games: ``planned`` (a slice just played) from the
+        records in memory, anything else streamed from the store — each game once, whatever
+        the run's length."""
+        state, fresh = self.state, self.fresh
+        if planned and planned[0].plan_seq == state.records and len(fresh) == len(planned):
+            recs: Any = iter(sorted(fresh, key=attrgetter("plan_seq")))  # the slice's games, in plan order
+        else:
+            recs = self.store.iter_matches(state.records, upto)
+        while True:  # up to the next snapshot at a time: runs of games through add_all
+            before = state.records
+            state.add_all(islice(recs, self.every - before % self.every))
+            if state.records == before:
+                break
+            if state.records % self.every == 0:
+                self.snapshot(state.records)
+        fresh.clear()
+        self.write_snapshots()
+
+    def snapshot(self, step: int) -> None:
+        """The Bradley–Terry ratings after ``step`` games, for the store and for observers
+        (``rating/bt/AGENT``), unless the store has them from an earlier invocation."""
+        if step in self.snapshot_steps:
+            return
+        self.snapshot_steps.add(step)
+        rating, games = self.state.bt_ratings(self.names), self.state.games()
+        self.snapshots[step] = {a: (rating[i], None, None, games[a]) for i, a in enumerate(self.names)}
+        metrics = {f"rating/bt/{a}": float(rating[i]) for i, a in enumerate(self.names)}
+        self.hook.arena_metrics_recorded(step=step, metrics=metrics, context=self.context)
+
+    def write_snapshots(self) -> None:
+        if self.snapshots:
+            self.store.record_snapshots("bt", self.snapshots)
+            self.snapshots.clear()
+
+    # -- the end ------------------------------------------------------------------------------
+    def finish(self, ranking: list[str]) -> TournamentResult:
+        """The leaderboard of every stored game: files, plots, and the final ratings and table
+        for observers."""
+        cfg, store, state, rc = self.cfg, self.store, self.state, self.cfg.ratings
         store.set_meta("format_ranking", json.dumps(ranking))
-        feed(planner.seq)
+        self.feed(self.planner.seq)
         board = leaderboard_board(state, bootstrap=rc.bootstrap, alpha=rc.alpha, seed=cfg.seed, rank_by=rc.rank_by)
-        title = f"{game_name} — {cfg.format.kind}"
+        title = f"{self.game_name} — {cfg.format.kind}"
         write_files(board, store.path, title, {"format": cfg.format.kind, "format_ranking": ranking, "seed": cfg.seed})
         if cfg.plots:
             plot_payoff(board, store.path / "payoff.png")
             plot_ratings(store.snapshots("bt"), store.path / "ratings.png")
-        for row in board["rows"]:
-            tb.scalar(f"final/bt/{row.agent}", row.rating, state.records)
-        from arena.evaluation.leaderboard import to_markdown
-
-        tb.text("leaderboard", to_markdown(board, title), state.records)
-        tb.close()
-        hook.arena_run_finished(
-            run=context,
-            summary={"status": "finished", "games": state.records, "leaderboard_markdown": to_markdown(board, title)},
-        )
-        return TournamentResult(str(store.path), names, ranking, board, played, state.records)
+        finals = {f"final/bt/{row.agent}": row.rating for row in board["rows"]}
+        self.hook.arena_metrics_recorded(step=state.records, metrics=finals, context=self.context)
+        markdown = to_markdown(board, title)
+        summary = {
+            "status": "finished",
+            "games": state.records,
+            "step": state.records,
+            "leaderboard_markdown": markdown,
+        }
+        self.hook.arena_run_finished(run=self.context, summary=summary)
+        return TournamentResult(str(store.path), self.names, ranking, board, self.played, state.records)
