@@ -233,7 +233,9 @@ def parse_scalar(v: str) -> Any:
 
 
 def _split_top_level(s: str) -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in s:
         if ch in "([{":
             depth += 1

@@ -179,6 +179,7 @@ class Registry:
         if not self._pending or key in self._entries or key in self._conflicts:
             return
         with _load_lock:
+            assert self._index is not None  # plugins are only pending when the index knows them
             providers = [p for p in self._pending if key in self._index.keys_of(p)]
             if not providers:  # not in the index: only a full load can say it is unknown
                 self.load_all()
@@ -274,10 +275,10 @@ def _entry_points() -> Iterable[md.EntryPoint]:
     return md.entry_points(group="arena")
 
 
-def _providers() -> list[tuple[md.EntryPoint | None, Provider, str | None]]:
+def _providers() -> list[tuple[md.EntryPoint, Provider, str | None]]:
     """Every ``arena`` entry point in load order, with its provider; the third item is why it
     cannot be loaded (a name declared twice), else None."""
-    out = []
+    out: list[tuple[md.EntryPoint, Provider, str | None]] = []
     seen: set[str] = set()
     about: dict[int, tuple[str, str]] = {}
     """(name, version) per distribution object: each read parses its METADATA file (email
@@ -351,7 +352,7 @@ def direct_caller(hook_caller: Any) -> Callable[..., None]:
     implementations are read once, so use it for one run of events, not across registrations."""
     impls = hook_caller.get_hookimpls()
     if any(i.hookwrapper or i.wrapper for i in impls):
-        return hook_caller  # type: ignore[no-any-return]
+        return hook_caller
     plan = [(i.function, i.argnames) for i in reversed(impls)]
 
     def call(**kwargs: Any) -> None:

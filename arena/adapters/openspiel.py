@@ -22,14 +22,16 @@ class OpenSpielState(State):
     def __init__(self, game: "OpenSpielGame", s: "pyspiel.State") -> None:
         self.game = game
         self._s = s
-        # Hot calls go straight to the C++ state (instance attributes shadow the methods below,
-        # saving a Python frame per call; the match runner makes millions of these).
-        self.current_player = s.current_player
-        self.is_terminal = s.is_terminal
-        self.is_chance_node = s.is_chance_node
-        self.chance_outcomes = s.chance_outcomes
-        self.apply_action = s.apply_action
-        self.legal_actions = s.legal_actions  # pybind overloads: legal_actions() and legal_actions(player)
+        # Hot calls go straight to the C++ state: instance attributes shadow the methods below
+        # (on purpose, hence the ignores), saving a Python frame per call; the match runner
+        # makes millions of these.
+        self.current_player = s.current_player  # type: ignore[method-assign]
+        self.is_terminal = s.is_terminal  # type: ignore[method-assign]
+        self.is_chance_node = s.is_chance_node  # type: ignore[method-assign]
+        self.chance_outcomes = s.chance_outcomes  # type: ignore[method-assign]
+        self.apply_action = s.apply_action  # type: ignore[method-assign]
+        # pybind overloads: legal_actions() and legal_actions(player)
+        self.legal_actions = s.legal_actions  # type: ignore[method-assign]
 
     @property
     def pyspiel_state(self) -> "pyspiel.State":

@@ -23,9 +23,11 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
+from pettingzoo.utils.conversions import aec_to_parallel
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from arena.errors import ArenaError
-from arena.game import Game
+from arena.game import Game, State
 
 
 class ArenaAECEnv(AECEnv):
@@ -57,7 +59,7 @@ class ArenaAECEnv(AECEnv):
             for a in self.possible_agents
         }
         self._action_spaces = {a: spaces.Discrete(n_actions) for a in self.possible_agents}
-        self.state_ = None
+        self.state_: State | None = None
         self._rng = np.random.default_rng()
 
     # spaces must be the same object on every call
@@ -69,22 +71,29 @@ class ArenaAECEnv(AECEnv):
     def action_space(self, agent: str) -> spaces.Space:
         return self._action_spaces[agent]
 
+    @property
+    def _state(self) -> State:
+        """The game in progress (PettingZoo's order enforcement makes ``reset`` come first)."""
+        if self.state_ is None:
+            raise ArenaError("the env has no game in progress: call reset() first")
+        return self.state_
+
     # -- lifecycle ---------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        self.state_ = self.game.new_initial_state(seed=int(self._rng.integers(2**31)))
+        state = self.state_ = self.game.new_initial_state(seed=int(self._rng.integers(2**31)))
         self._resolve_chance()
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._paid = np.zeros(len(self.possible_agents))
         self._pending: dict[int, int] = {}
-        if self.state_.is_terminal():  # a game can end before anyone decides (e.g. an abstraction that auto-plays)
-            returns = np.asarray(self.state_.returns(), dtype=float)
+        if state.is_terminal():  # a game can end before anyone decides (e.g. an abstraction that auto-plays)
+            returns = np.asarray(state.returns(), dtype=np.float64)
             self.rewards = {a: float(returns[self._index[a]]) for a in self.agents}
             self._cumulative_rewards = dict(self.rewards)
             self._paid = returns.copy()
@@ -92,14 +101,15 @@ class ArenaAECEnv(AECEnv):
         self._select()
 
     def _resolve_chance(self) -> None:
-        s = self.state_
+        s = self._state
         while s.is_chance_node():
             outcomes = s.chance_outcomes()
             probs = np.array([p for _, p in outcomes], dtype=float)
             s.apply_action(outcomes[int(self._rng.choice(len(outcomes), p=probs / probs.sum()))][0])
 
     def _acting(self) -> list[int]:
-        return self.state_.acting_players() if not self.state_.is_terminal() else []
+        s = self._state
+        return s.acting_players() if not s.is_terminal() else []
 
     def _select(self) -> None:
         waiting = [p for p in self._acting() if p not in self._pending]
@@ -112,8 +122,8 @@ class ArenaAECEnv(AECEnv):
         p = self._index[agent]
         mask = np.zeros(self.game.spec.num_distinct_actions, dtype=np.int8)
         if p in self._acting() and p not in self._pending:
-            mask[self.state_.legal_actions(p)] = 1
-        obs = np.asarray(self.state_.observation_tensor(p), dtype=np.float32).reshape(self.game.spec.observation_shape)
+            mask[self._state.legal_actions(p)] = 1
+        obs = np.asarray(self._state.observation_tensor(p), dtype=np.float32).reshape(self.game.spec.observation_shape)
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: Any) -> None:
@@ -123,11 +133,11 @@ class ArenaAECEnv(AECEnv):
             return
         p = self._index[agent]
         action = int(action)
-        legal = self.state_.legal_actions(p)
+        s = self._state
+        legal = s.legal_actions(p)
         if action not in legal:
             raise ValueError(f"illegal action {action} for {agent} in {self.game.spec.full_name}; legal: {legal}")
         self._cumulative_rewards[agent] = 0.0
-        s = self.state_
         if s.is_simultaneous_node():
             self._pending[p] = action
             if all(q in self._pending for q in self._acting()):
@@ -137,7 +147,7 @@ class ArenaAECEnv(AECEnv):
         else:
             s.apply_action(action)
         self._resolve_chance()
-        returns = np.asarray(s.returns(), dtype=float) if not self._pending else self._paid
+        returns = np.asarray(s.returns(), dtype=np.float64) if not self._pending else self._paid
         for a in self.agents:
             q = self._index[a]
             self.rewards[a] = float(returns[q] - self._paid[q])
@@ -167,15 +177,11 @@ class ArenaAECEnv(AECEnv):
 
 def make_env(game: Game, render_mode: str | None = None) -> AECEnv:
     """The AEC env of ``game`` in PettingZoo's order enforcement (what ``arena.make_env`` returns)."""
-    from pettingzoo.utils.wrappers import OrderEnforcingWrapper
-
     return OrderEnforcingWrapper(ArenaAECEnv(game, render_mode=render_mode))
 
 
 def make_parallel_env(game: Game, render_mode: str | None = None) -> Any:
     """The PettingZoo parallel env of a simultaneous-move ``game`` (``aec_to_parallel``)."""
-    from pettingzoo.utils.conversions import aec_to_parallel
-
     if not game.spec.simultaneous:
         raise ArenaError(
             f"game '{game.spec.full_name}' has turn-based decisions; a parallel env needs every "

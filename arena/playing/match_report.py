@@ -136,7 +136,7 @@ class ReportWriter:
         self._write(
             ("" if self._first else "\n") + '], "agents": ' + json.dumps(summary, indent=2, default=str) + "}\n"
         )
-        if self._target is not None:
+        if self._target is not None and self._tmp is not None:
             fh = self.sinks.pop()
             fh.close()
             os.replace(self._tmp, self._target)
