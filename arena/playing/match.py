@@ -18,7 +18,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -79,6 +79,19 @@ def sample_chance(state: State, rng: GameRandom) -> None:
         state.apply_action(chosen)
 
 
+class _Log:
+    """What a recorded game keeps: its steps, each player's last step (index, and the player's
+    return before it: the step's reward is paid at the player's next step or the end) and a
+    text transcript."""
+
+    __slots__ = ("steps", "last_step", "transcript")
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.last_step: dict[int, tuple[int, float]] = {}
+        self.transcript: list[str] = []
+
+
 class _Slot:
     """Book-keeping for one game in the batch."""
 
@@ -90,9 +103,7 @@ class _Slot:
         "agents",
         "start",
         "length",
-        "steps",
-        "last_step",
-        "transcript",
+        "log",
         "pending",
         "done",
         "returns",
@@ -116,12 +127,11 @@ class _Slot:
         self.returns: list[float] | None = None
         self.forfeit: Forfeit | None = None
         self.pending: dict[int, Any] | None = None  # simultaneous moves collected so far
-        if record:
-            self.steps: list[Step] | None = []
-            self.last_step: dict[int, tuple[int, float]] = {}
-            self.transcript: list[str] | None = []
-        else:
-            self.steps = self.transcript = None
+        self.log = _Log() if record else None
+
+
+_Decision = tuple[_Slot, int, Observation]
+"""A decision waiting for its agent: the game, the deciding player, what the player sees."""
 
 
 def play_games(
@@ -223,15 +233,10 @@ def _play_batch(
     """One batch in lockstep. ``ahead[0]``: uniforms per game to draw ahead (updated for the
     next batch)."""
     n = game.spec.num_players
-    name = game.spec.full_name
     finished: dict[int, GameResult] = {}
     # Per-game work is a few microseconds for cheap games, so everything invariant is hoisted:
-    # seatings per rotation, which agents want the start hook, the state constructor.
+    # seatings per rotation, what a finished game's result needs.
     seatings = [(order, [agents[k] for k in order]) for order in (seat_order(n, r, rotate) for r in range(n))]
-    starters = any(type(a).game_started is not Agent.game_started for a in agents)
-    new_state = game.new_initial_state
-    perf_counter = time.perf_counter
-
     make_result = _Finisher(game, seed, seatings)
 
     def finish(slot: _Slot) -> None:
@@ -240,9 +245,42 @@ def _play_batch(
         if on_result is not None:
             on_result(res)
 
-    active: list[_Slot] = []
     rngs, first_bits = start_games(seed, indices, ahead[0] if ahead else 0)
-    for i, rng, bits in zip(indices, rngs, first_bits):
+    active = _start(game, zip(indices, rngs, first_bits), seatings, record, finish)
+    # One pass per step over the games in flight, then one act_batch call per agent.
+    fresh = True  # the first pass: every game sits at a decision node, nothing to advance
+    while active:
+        active, batches, by_seat = _step(active, fresh, n, game.spec.full_name, finish)
+        fresh = False
+        for decisions in batches.values():
+            agent = decisions[0][0].agents[decisions[0][1]]
+            _decide(agent, decisions, timeout, hung, record)
+        # Simultaneous decisions seat by seat: every game's players draw from its stream in seat
+        # order, whatever the batch's seatings (one call per agent would let the first game's
+        # seating set the order for all, so a game would depend on its batch).
+        for key in sorted(by_seat, key=lambda k: k[0]):
+            decisions = by_seat[key]
+            _decide(decisions[0][0].agents[key[0]], decisions, timeout, hung, record)
+    if ahead:
+        ahead[0] = _next_ahead(rngs, ahead[0])
+    return [finished[i] for i in indices]
+
+
+def _start(
+    game: Game,
+    starts: Iterable[tuple[int, GameRandom, int]],
+    seatings: Sequence[tuple[list[int], list[Agent]]],
+    record: bool,
+    finish: Callable[[_Slot], None],
+) -> list[_Slot]:
+    """The batch's games (``(index, stream, state seed)`` each), past their opening chance
+    nodes; a game over before its first decision is finished at once. Returns the others."""
+    n = game.spec.num_players
+    new_state = game.new_initial_state
+    perf_counter = time.perf_counter
+    starters = any(type(a).game_started is not Agent.game_started for _, seated in seatings for a in seated)
+    active: list[_Slot] = []
+    for i, rng, bits in starts:
         state = new_state(seed=bits)
         order, seated = seatings[i % n]
         slot = _Slot(i, state, rng, order, seated, record, perf_counter())
@@ -256,70 +294,58 @@ def _play_batch(
             finish(slot)
         else:
             active.append(slot)
-    # One pass per step: advance each game past the moves just applied (a joint move, chance),
-    # finish it or queue its next decision(s); then one act_batch call per agent. (On the first
-    # pass every game already sits at a decision node, so advancing is a no-op.)
+    return active
+
+
+def _step(
+    active: list[_Slot], fresh: bool, n: int, name: str, finish: Callable[[_Slot], None]
+) -> tuple[list[_Slot], dict[int, list[_Decision]], dict[tuple[int, int], list[_Decision]]]:
+    """One pass over the games in flight: advance each past the moves just applied (a joint
+    move, chance) unless ``fresh``, finish it or queue its next decision(s). Returns the games
+    still in flight, the turn-based decisions per agent (by id) and the simultaneous ones per
+    (seat, agent id)."""
     plain = State.decision_kind
-    by_seat: dict[tuple[int, int], list[tuple[_Slot, int, Observation]]] = {}
-    fresh = True  # the first pass: every game sits at a decision node, nothing to advance
-    while active:
-        batches: dict[int, list[tuple[_Slot, int, Observation]]] = {}
-        still = []
-        for slot in active:
-            st = slot.state
-            if not (slot.done or fresh):
-                if slot.pending and all(p in slot.pending for p in st.acting_players()):
-                    joint = [slot.pending.get(p, 0) for p in range(n)]
-                    slot.pending = None
-                    st.apply_actions(joint)
-                if st.is_chance_node():
-                    sample_chance(st, slot.rng)
-                if st.is_terminal():
-                    slot.done = True
-                    slot.returns = [float(x) for x in st.returns()]
-            if slot.done:
-                finish(slot)
-                continue
-            still.append(slot)
-            p = st.current_player()
-            if p >= 0:
-                agent = slot.agents[p]
-                batch = batches.get(id(agent))
-                if batch is None:
-                    batch = batches[id(agent)] = []
-                # Games without text decisions: the legal moves are needed anyway (the check
-                # in _decide), so fill them in now rather than through the lazy properties.
-                legal = st.legal_actions(p) if type(st).decision_kind is plain else None
-                if legal is not None and type(legal) is not list:
-                    legal = list(legal)
-                batch.append((slot, p, Observation(st, p, slot.rng, name, legal)))
-                continue
-            if slot.pending is None:
-                slot.pending = {}
-            for p in st.acting_players():
-                if p not in slot.pending:
-                    by_seat.setdefault((p, id(slot.agents[p])), []).append(
-                        (slot, p, Observation(st, p, slot.rng, name))
-                    )
-        active, fresh = still, False
-        for decisions in batches.values():
-            agent = decisions[0][0].agents[decisions[0][1]]
-            _decide(agent, decisions, timeout, hung, record)
-        # Simultaneous decisions seat by seat: every game's players draw from its stream in seat
-        # order, whatever the batch's seatings (one call per agent would let the first game's
-        # seating set the order for all, so a game would depend on its batch).
-        for key in sorted(by_seat, key=lambda k: k[0]):
-            decisions = by_seat[key]
-            _decide(decisions[0][0].agents[key[0]], decisions, timeout, hung, record)
-        by_seat.clear()
-    if ahead:
-        ahead[0] = _next_ahead(rngs, ahead[0])
-    return [finished[i] for i in indices]
+    batches: dict[int, list[_Decision]] = {}
+    by_seat: dict[tuple[int, int], list[_Decision]] = {}
+    still = []
+    for slot in active:
+        st = slot.state
+        if not (slot.done or fresh):
+            if slot.pending and all(p in slot.pending for p in st.acting_players()):
+                joint = [slot.pending.get(p, 0) for p in range(n)]
+                slot.pending = None
+                st.apply_actions(joint)
+            if st.is_chance_node():
+                sample_chance(st, slot.rng)
+            if st.is_terminal():
+                slot.done = True
+                slot.returns = [float(x) for x in st.returns()]
+        if slot.done:
+            finish(slot)
+            continue
+        still.append(slot)
+        p = st.current_player()
+        if p >= 0:
+            agent = slot.agents[p]
+            batch = batches.get(id(agent))
+            if batch is None:
+                batch = batches[id(agent)] = []
+            # Games without text decisions: the legal moves are needed anyway (the check
+            # in _decide), so fill them in now rather than through the lazy properties.
+            legal = st.legal_actions(p) if type(st).decision_kind is plain else None
+            if legal is not None and type(legal) is not list:
+                legal = list(legal)
+            batch.append((slot, p, Observation(st, p, slot.rng, name, legal)))
+            continue
+        if slot.pending is None:
+            slot.pending = {}
+        for p in st.acting_players():
+            if p not in slot.pending:
+                by_seat.setdefault((p, id(slot.agents[p])), []).append((slot, p, Observation(st, p, slot.rng, name)))
+    return still, batches, by_seat
 
 
-def _decide(
-    agent: Agent, decisions: list[tuple[_Slot, int, Observation]], timeout: float | None, hung: set[int], record: bool
-) -> None:
+def _decide(agent: Agent, decisions: list[_Decision], timeout: float | None, hung: set[int], record: bool) -> None:
     """One ``act_batch`` call for one agent; apply its actions or forfeit its games."""
     observations = [d[2] for d in decisions]
     if id(agent) in hung:
@@ -340,7 +366,7 @@ def _decide(
         for slot, p, _ in decisions:
             _forfeit(slot, p, agent, reason)
         return
-    if not record:  # the common case, kept lean: no info dicts, no trajectories
+    if not record or infos is None:  # the common case, kept lean: no info dicts, no trajectories
         for (slot, p, obs), action in zip(decisions, actions):
             if slot.done:
                 continue
@@ -367,7 +393,8 @@ def _decide(
                 continue
             if isinstance(action, np.integer):
                 action = int(action)
-        _record(slot, p, obs, action, info, agent)
+        if slot.log is not None:
+            _record(slot.log, slot.state, p, obs, action, info, agent)
         slot.length += 1
         if slot.pending is not None:
             slot.pending[p] = action
@@ -416,18 +443,18 @@ def _check_action(obs: Observation, action: Any) -> str | None:
     return None
 
 
-def _record(slot: _Slot, p: int, obs: Observation, action: Any, info: dict, agent: Agent) -> None:
-    returns = slot.state.returns() if not slot.state.is_chance_node() else None
-    if p in slot.last_step and returns is not None:
-        k, before = slot.last_step[p]
-        slot.steps[k].reward = float(returns[p]) - before
+def _record(log: _Log, state: State, p: int, obs: Observation, action: Any, info: dict, agent: Agent) -> None:
+    returns = state.returns() if not state.is_chance_node() else None
+    if p in log.last_step and returns is not None:
+        k, before = log.last_step[p]
+        log.steps[k].reward = float(returns[p]) - before
     label = action if isinstance(action, str) else obs.label_of(int(action))
-    slot.transcript.append(f"player {p} ({agent.name}): {label}")
+    log.transcript.append(f"player {p} ({agent.name}): {label}")
     obs.freeze()
-    slot.steps.append(
+    log.steps.append(
         Step(p, obs, action, info.get("log_prob"), 0.0, {k: v for k, v in info.items() if k != "log_prob"})
     )
-    slot.last_step[p] = (len(slot.steps) - 1, float(returns[p]) if returns is not None else 0.0)
+    log.last_step[p] = (len(log.steps) - 1, float(returns[p]) if returns is not None else 0.0)
 
 
 def _forfeit(slot: _Slot, p: int, agent: Agent, reason: str) -> None:
@@ -458,14 +485,14 @@ class _Finisher:
             returns = state.forfeit_returns(forfeit.player, self.game.spec)
         else:
             returns = slot.returns or [float(x) for x in state.returns()]
-        trajectory = None
-        if slot.steps is not None:
-            for p, (k, before) in slot.last_step.items():
-                slot.steps[k].reward = float(returns[p]) - before
-            trajectory = Trajectory(slot.index, self.seed, [a.name for a in slot.agents], slot.steps, list(returns))
+        log, trajectory = slot.log, None
+        if log is not None:
+            for p, (k, before) in log.last_step.items():
+                log.steps[k].reward = float(returns[p]) - before
+            trajectory = Trajectory(slot.index, self.seed, [a.name for a in slot.agents], log.steps, list(returns))
             if forfeit is not None:
-                slot.transcript.append(f"player {forfeit.player} forfeits: {forfeit.reason}")
-            slot.transcript.append(f"result: {returns}")
+                log.transcript.append(f"player {forfeit.player} forfeits: {forfeit.reason}")
+            log.transcript.append(f"result: {returns}")
         watchers = self.watchers.get(id(slot.agents))
         if watchers is None:  # a seating not known to the batch (not made by the runner)
             watchers = [(p, a) for p, a in enumerate(slot.agents) if type(a).game_finished is not Agent.game_finished]
@@ -489,6 +516,6 @@ class _Finisher:
             time.perf_counter() - slot.start,
             forfeit,
             trajectory,
-            slot.transcript,
+            log.transcript if log is not None else None,
             info,
         )
