@@ -18,12 +18,12 @@ import os
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from arena.errors import ArenaError
-from arena.game import CHANCE, TERMINAL, Game, State, require_tree
+from arena.game import CHANCE, TERMINAL, Action, Game, State, require_tree
 
 DEFAULT_MAX_NODES = 3_000_000
 BYTES_PER_NODE = 120  # arrays kept per history by the tree and by one solver (measured, rounded up)
@@ -111,12 +111,12 @@ class Tree:
             ps, pe = self.levels[depth - 1]
             lv.append((s, e, par, ps, pe, par - ps))
         d["levels"] = lv
-        pe = []
+        player_edges = []
         for p in range(self.num_players):
             child = np.flatnonzero(owner == p)
             s0, _ = self.player_slots[p]
-            pe.append((child, self.parent[child], self.edge[child] - s0))
-        d["player_edges"] = pe
+            player_edges.append((child, self.parent[child], self.edge[child] - s0))
+        d["player_edges"] = player_edges
         d["slot_node"] = self.info_node[self.slot_info]
         d["own_paths"] = [self._own_paths(p, owner) for p in range(self.num_players)]
         d["slot_nact"] = self.info_size[self.slot_info].astype(np.float64)
@@ -161,164 +161,127 @@ def compile_tree(game: Game, max_nodes: int | None = None) -> Tree:
     require_tree(game)
     max_nodes = _node_budget(max_nodes)
     start = time.perf_counter()
-    n = game.spec.num_players
-    parent: list[int] = []
-    depth: list[int] = []
-    player: list[int] = []
-    slot_ref: list[int] = []  # decision parent: action position; chance parent: chance index
-    node_info: list[int] = []
-    util: dict[int, list[float]] = {}
-    chance_probs: list[float] = []
-    keys: dict[tuple[int, str], int] = {}
-    info_actions: list[tuple[int, ...]] = []
-    info_player: list[int] = []
-    info_node: list[int] = []
-    info_level: list[int] = []
-    paths: list[tuple] = []
+    found = _enumerate(game, max_nodes)
+    return _assemble(game, found, time.perf_counter() - start)
 
-    # stack entries: (state, parent id, depth, slot_ref, own-decision counts, path)
-    stack: list[tuple] = [(game.new_initial_state(), -1, 0, -1, (0,) * n, ())]
+
+@dataclass
+class _Histories:
+    """What the depth-first enumeration finds, in discovery order: per node its parent, depth,
+    acting player, ``slot_ref`` (under a decision: the action's position among the legal ones;
+    under chance: the outcome's index into ``chance_probs``) and infoset; per infoset its key,
+    legal actions, player, first node, the player's earlier decisions and the path to it."""
+
+    parent: list[int] = field(default_factory=list)
+    depth: list[int] = field(default_factory=list)
+    player: list[int] = field(default_factory=list)
+    slot_ref: list[int] = field(default_factory=list)
+    node_info: list[int] = field(default_factory=list)
+    util: dict[int, list[float]] = field(default_factory=dict)
+    chance_probs: list[float] = field(default_factory=list)
+    keys: dict[tuple[int, str], int] = field(default_factory=dict)
+    info_actions: list[tuple[int, ...]] = field(default_factory=list)
+    info_player: list[int] = field(default_factory=list)
+    info_node: list[int] = field(default_factory=list)
+    info_level: list[int] = field(default_factory=list)
+    paths: list[tuple[Action, ...]] = field(default_factory=list)
+
+    def infoset(self, game: Game, state: State, player: int, h: int, level: int, path: tuple[Action, ...]) -> int:
+        """The infoset of decision node ``h`` (registered on first sight), checked for perfect
+        recall: every history of it has the same legal actions and own-decision count."""
+        key = state.information_state_key(player)
+        legal = tuple(state.legal_actions(player))
+        info = self.keys.get((player, key))
+        if info is None:
+            info = self.keys[(player, key)] = len(self.info_actions)
+            self.info_actions.append(legal)
+            self.info_player.append(player)
+            self.info_node.append(h)
+            self.info_level.append(level)
+            self.paths.append(path)
+        elif self.info_actions[info] != legal or self.info_level[info] != level:
+            raise ArenaError(
+                f"game '{game.spec.full_name}': info state {key!r} is reached with different legal "
+                "actions or own histories, so its keys are not perfect-recall; no tree view"
+            )
+        return info
+
+
+_Visit = tuple[State, int, int, int, tuple[int, ...], tuple[Action, ...]]
+"""A history to enumerate: state, parent id, depth, slot_ref, own-decision counts, path."""
+
+
+def _enumerate(game: Game, max_nodes: int) -> _Histories:
+    """Every history of ``game``, depth-first (children in action order)."""
+    found = _Histories()
+    stack: list[_Visit] = [(game.new_initial_state(), -1, 0, -1, (0,) * game.spec.num_players, ())]
     while stack:
         state, par, dep, ref, own, path = stack.pop()
-        h = len(parent)
+        h = len(found.parent)
         if h >= max_nodes:
             raise ArenaError(
                 f"game '{game.spec.full_name}' has more than {max_nodes:,} histories: its tree (about "
                 f"{max_nodes * BYTES_PER_NODE / 2**30:.1f} GiB or more) is too large to enumerate; use a sampling "
                 "solver instead (arena solve --algo os-mccfr or es-mccfr)"
             )
-        parent.append(par)
-        depth.append(dep)
-        slot_ref.append(ref)
         cur = state.current_player()
-        player.append(cur)
-        node_info.append(-1)
+        found.parent.append(par)
+        found.depth.append(dep)
+        found.slot_ref.append(ref)
+        found.player.append(cur)
+        found.node_info.append(-1)
         if cur == TERMINAL:
-            util[h] = [float(x) for x in state.returns()]
+            found.util[h] = [float(x) for x in state.returns()]
             continue
         if cur == CHANCE:
             outcomes = state.chance_outcomes()
-            kids = []
-            for a, p in outcomes:
-                child = state.clone()
-                child.apply_action(a)
-                kids.append((child, h, dep + 1, len(chance_probs), own, path + (a,)))
-                chance_probs.append(float(p))
-            stack.extend(reversed(kids))
-            continue
-        if cur < 0:
+            refs: Sequence[int] = range(len(found.chance_probs), len(found.chance_probs) + len(outcomes))
+            found.chance_probs += [float(p) for _, p in outcomes]
+            moves: Sequence[Action] = [a for a, _ in outcomes]
+        elif cur < 0:
             raise ArenaError(
                 f"game '{game.spec.full_name}' has simultaneous nodes; the tree compiler needs "
                 f"a turn-based game (player {cur} at history {list(path)})"
             )
-        key = state.information_state_key(cur)
-        legal = tuple(state.legal_actions(cur))
-        info = keys.get((cur, key))
-        if info is None:
-            info = keys[(cur, key)] = len(info_actions)
-            info_actions.append(legal)
-            info_player.append(cur)
-            info_node.append(h)
-            info_level.append(own[cur])
-            paths.append(path)
-        elif info_actions[info] != legal or info_level[info] != own[cur]:
-            raise ArenaError(
-                f"game '{game.spec.full_name}': info state {key!r} is reached with different legal "
-                "actions or own histories, so its keys are not perfect-recall; no tree view"
-            )
-        node_info[h] = info
-        nxt = tuple(c + (i == cur) for i, c in enumerate(own))
-        kids = []
-        for k, a in enumerate(legal):
-            child = state.clone()
-            child.apply_action(a)
-            kids.append((child, h, dep + 1, k, nxt, path + (a,)))
-        stack.extend(reversed(kids))
-
-    return _assemble(
-        game,
-        n,
-        np.asarray(parent),
-        np.asarray(depth),
-        np.asarray(player),
-        np.asarray(slot_ref),
-        np.asarray(node_info),
-        util,
-        chance_probs,
-        keys,
-        info_actions,
-        info_player,
-        info_node,
-        info_level,
-        paths,
-        time.perf_counter() - start,
-    )
+        else:
+            found.node_info[h] = found.infoset(game, state, cur, h, own[cur], path)
+            moves = found.info_actions[found.node_info[h]]
+            refs = range(len(moves))
+            own = tuple(c + (i == cur) for i, c in enumerate(own))
+        stack.extend(reversed([(_child(state, a), h, dep + 1, k, own, path + (a,)) for k, a in zip(refs, moves)]))
+    return found
 
 
-def _assemble(
-    game,
-    n,
-    parent,
-    depth,
-    player,
-    slot_ref,
-    node_info,
-    util,
-    chance_probs,
-    keys,
-    info_actions,
-    info_player,
-    info_node,
-    info_level,
-    paths,
-    seconds,
-) -> Tree:
+def _child(state: State, action: Action) -> State:
+    child = state.clone()
+    child.apply_action(action)
+    return child
+
+
+def _assemble(game: Game, found: _Histories, seconds: float) -> Tree:
     """Reorder the depth-first nodes by depth (stable, so siblings stay contiguous) and lay out slots."""
+    n = game.spec.num_players
+    depth = np.asarray(found.depth)
     order = np.argsort(depth, kind="stable")
     new_id = np.empty_like(order)
     new_id[order] = np.arange(order.size)
-    parent = np.where(parent[order] >= 0, new_id[np.maximum(parent[order], 0)], -1)
-    player = player[order].astype(np.int64)
-    slot_ref = slot_ref[order]
-    node_info = node_info[order]
+    parent = np.asarray(found.parent)[order]
+    parent = np.where(parent >= 0, new_id[np.maximum(parent, 0)], -1)
+    player = np.asarray(found.player)[order].astype(np.int64)
     depth = depth[order]
 
-    # infosets grouped by player (stable: discovery order inside a player)
-    iplayer = np.asarray(info_player, dtype=np.int64)
-    iorder = np.argsort(iplayer, kind="stable")
-    inew = np.empty_like(iorder)
-    inew[iorder] = np.arange(iorder.size)
-    sizes = np.asarray([len(info_actions[i]) for i in iorder], dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    S = int(sizes.sum())
-    slot_info = np.repeat(np.arange(iorder.size), sizes)
-    slot_action = np.asarray([a for i in iorder for a in info_actions[i]], dtype=np.int64)
-    node_info = np.where(node_info >= 0, inew[np.maximum(node_info, 0)], -1)
-
-    # edge index of every node into probs = [slots..., chance..., 1.0]
-    C = len(chance_probs)
-    edge = np.full(parent.size, S + C, dtype=np.int64)
-    has_parent = parent >= 0
-    ppl = np.where(has_parent, player[np.maximum(parent, 0)], TERMINAL)
-    dec = has_parent & (ppl >= 0)
-    edge[dec] = starts[node_info[parent[dec]]] + slot_ref[dec]
-    ch = has_parent & (ppl == CHANCE)
-    edge[ch] = S + slot_ref[ch]
+    slots = _SlotLayout(found)
+    node_info = np.asarray(found.node_info)[order]
+    node_info = np.where(node_info >= 0, slots.new_info[np.maximum(node_info, 0)], -1)
+    edge = _edges(parent, player, node_info, np.asarray(found.slot_ref)[order], slots, len(found.chance_probs))
 
     utility = np.zeros((n, parent.size))
-    for h, r in util.items():
+    for h, r in found.util.items():
         utility[:, new_id[h]] = r
     bounds = np.flatnonzero(np.r_[True, depth[1:] != depth[:-1], True])
-    levels = [(int(bounds[i]), int(bounds[i + 1])) for i in range(len(bounds) - 1)]
-    player_infos, player_slots = [], []
-    for p in range(n):
-        ids = np.flatnonzero(iplayer[iorder] == p)
-        i0, i1 = (int(ids[0]), int(ids[-1]) + 1) if ids.size else (0, 0)
-        player_infos.append((i0, i1))
-        player_slots.append(
-            (int(starts[i0]) if ids.size else 0, int(starts[i1 - 1] + sizes[i1 - 1]) if ids.size else 0)
-        )
-    inv_keys = {v: k for (_, k), v in keys.items()}
+    iorder = slots.order
+    ranges = [slots.player_range(p) for p in range(n)]
+    inv_keys = {v: k for (_, k), v in found.keys.items()}
     return Tree(
         game_name=game.spec.full_name,
         num_players=n,
@@ -326,21 +289,62 @@ def _assemble(
         player=player,
         edge=edge,
         utility=utility,
-        chance_probs=np.asarray(chance_probs + [1.0]),
-        levels=levels,
-        info_player=iplayer[iorder],
-        info_start=starts,
-        info_size=sizes,
-        info_node=new_id[np.asarray(info_node, dtype=np.int64)[iorder]] if iorder.size else np.zeros(0, np.int64),
-        info_level=np.asarray(info_level, dtype=np.int64)[iorder] if iorder.size else np.zeros(0, np.int64),
+        chance_probs=np.asarray(found.chance_probs + [1.0]),
+        levels=[(int(bounds[i]), int(bounds[i + 1])) for i in range(len(bounds) - 1)],
+        info_player=slots.info_player,
+        info_start=slots.starts,
+        info_size=slots.sizes,
+        info_node=new_id[np.asarray(found.info_node, dtype=np.int64)[iorder]] if iorder.size else np.zeros(0, np.int64),
+        info_level=np.asarray(found.info_level, dtype=np.int64)[iorder] if iorder.size else np.zeros(0, np.int64),
         info_keys=[inv_keys[int(i)] for i in iorder],
-        slot_info=slot_info,
-        slot_action=slot_action,
-        player_slots=player_slots,
-        player_infos=player_infos,
-        paths=[paths[int(i)] for i in iorder],
+        slot_info=np.repeat(np.arange(iorder.size), slots.sizes),
+        slot_action=np.asarray([a for i in iorder for a in found.info_actions[i]], dtype=np.int64),
+        player_slots=[slots for _, slots in ranges],
+        player_infos=[infos for infos, _ in ranges],
+        paths=[found.paths[int(i)] for i in iorder],
         compile_seconds=seconds,
     )
+
+
+class _SlotLayout:
+    """Infosets grouped by player (stable: discovery order inside a player) and their actions
+    laid out as contiguous slots."""
+
+    def __init__(self, found: _Histories) -> None:
+        iplayer = np.asarray(found.info_player, dtype=np.int64)
+        self.order = np.argsort(iplayer, kind="stable")
+        """Discovery index of each infoset, in layout order."""
+        self.new_info = np.empty_like(self.order)
+        """Layout index of each infoset, by discovery index."""
+        self.new_info[self.order] = np.arange(self.order.size)
+        self.info_player = iplayer[self.order]
+        self.sizes = np.asarray([len(found.info_actions[i]) for i in self.order], dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+        self.num_slots = int(self.sizes.sum())
+
+    def player_range(self, p: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Player ``p``'s infosets and slots, as ``(first, end)`` ranges (empty: ``(0, 0)``)."""
+        ids = np.flatnonzero(self.info_player == p)
+        if not ids.size:
+            return (0, 0), (0, 0)
+        i0, i1 = int(ids[0]), int(ids[-1]) + 1
+        return (i0, i1), (int(self.starts[i0]), int(self.starts[i1 - 1] + self.sizes[i1 - 1]))
+
+
+def _edges(
+    parent: np.ndarray, player: np.ndarray, node_info: np.ndarray, slot_ref: np.ndarray, slots: _SlotLayout, chance: int
+) -> np.ndarray:
+    """The index of every node's incoming edge into ``probs = [slots..., chance..., 1.0]``: its
+    slot under a decision, its chance outcome under chance, the constant 1 at the root."""
+    S = slots.num_slots
+    edge = np.full(parent.size, S + chance, dtype=np.int64)
+    has_parent = parent >= 0
+    ppl = np.where(has_parent, player[np.maximum(parent, 0)], TERMINAL)
+    dec = has_parent & (ppl >= 0)
+    edge[dec] = slots.starts[node_info[parent[dec]]] + slot_ref[dec]
+    ch = has_parent & (ppl == CHANCE)
+    edge[ch] = S + slot_ref[ch]
+    return edge
 
 
 def _node_budget(max_nodes: int | None) -> int:
@@ -366,39 +370,43 @@ def get_tree(game: Game, max_nodes: int | None = None) -> Tree:
 
 
 # -- the two passes every solver needs -----------------------------------------------------------
+Array = Any
+"""A numpy array, or a torch tensor under the CFR plugin's torch backend."""
+
+
 class NumpyOps:
     """Array operations the passes use; the torch backend provides the same names."""
 
     name = "numpy"
 
     @staticmethod
-    def segsum(x, starts, seg, n):
+    def segsum(x: Array, starts: Array, seg: Array, n: int) -> Array:
         """Sums of the ``n`` contiguous segments beginning at ``starts`` (``seg``: segment id of
         every element, for backends without reduceat)."""
         return np.add.reduceat(x, starts, axis=-1)
 
     @staticmethod
-    def scatter_sum(index, weights, n):
+    def scatter_sum(index: Array, weights: Array, n: int) -> Array:
         return np.bincount(index, weights=weights, minlength=n)
 
     @staticmethod
-    def clip0(x):
+    def clip0(x: Array) -> Array:
         return np.maximum(x, 0.0)
 
     @staticmethod
-    def where(c, a, b):
+    def where(c: Array, a: Array, b: Array) -> Array:
         return np.where(c, a, b)
 
     @staticmethod
-    def asarray(x, dtype=None):
+    def asarray(x: Any, dtype: Any = None) -> Array:
         return np.asarray(x, dtype=dtype)
 
     @staticmethod
-    def to_numpy(x):
+    def to_numpy(x: Array) -> np.ndarray:
         return np.asarray(x)
 
 
-def forward(tree: Tree, f, arrays: dict | None = None):
+def forward(tree: Tree, f: Array, arrays: dict[str, Any] | None = None) -> Array:
     """Reach of every history: the product of the edge factors ``f`` (one per node, the
     probability of the edge into it) along its path. Mask ``f`` to 1 on some players' edges to
     get other players' (and chance's) reach."""
@@ -413,9 +421,10 @@ def forward(tree: Tree, f, arrays: dict | None = None):
     return out
 
 
-def backward(tree: Tree, f, values, ops=NumpyOps, arrays: dict | None = None):
+def backward(tree: Tree, f: Array, values: Array, ops: Any = NumpyOps, arrays: dict[str, Any] | None = None) -> Array:
     """Expected values bottom-up: ``values`` (one player's terminal utilities) is filled in
-    place, every node getting the ``f``-weighted sum of its children."""
+    place, every node getting the ``f``-weighted sum of its children. ``ops``: the array
+    operations of a non-numpy backend (the names :class:`NumpyOps` has)."""
     d = arrays or tree.derived()
     if isinstance(values, np.ndarray):
         weighted = np.empty_like(values)
