@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -30,8 +31,6 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
 
 def atomic_dir(path: str | Path, write: Callable[[Path], Any]) -> Path:
     """Write a directory under a temporary name, then rename: it exists whole or not at all."""
-    import shutil
-
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale in target.parent.iterdir():  # left by a killed writer (any pid)

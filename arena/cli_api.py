@@ -4,6 +4,9 @@ config-driven commands share. Kept free of heavy imports: every plugin module lo
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -45,8 +48,6 @@ class Benchmark:
 
 def machine_load() -> str:
     """The load averages and core count, e.g. ``1.52 1.31 0.90 (1/5/15 min) on 2 cores``."""
-    import os
-
     try:
         one, five, fifteen = os.getloadavg()
     except OSError:  # not available on this platform
@@ -74,16 +75,12 @@ def config_and_overrides(
 
 def emit_json(data: Any) -> None:
     """Print ``data`` as indented JSON on stdout (what every ``--json`` flag prints)."""
-    import json
-
     print(json.dumps(data, indent=2, default=str))
 
 
 def console() -> Any:
     """A rich console; when stdout is not a terminal (logs, CI, pipes) rich would assume 80
     columns and truncate leaderboards, so use a wide page instead."""
-    import sys
-
-    from rich.console import Console
+    from rich.console import Console  # ~0.1 s to import: only commands that draw tables pay it
 
     return Console() if sys.stdout.isatty() else Console(width=160)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
@@ -128,8 +129,6 @@ def save_checkpoint(agent: Agent, directory: str | Path, spec: Any) -> Path:
     """``agent.save(directory)`` plus a manifest (agent name, the spec's other parameters, format
     version), so :func:`load_checkpoint` can rebuild it without knowing the plugin. ``spec`` is
     the agent spec it was built from."""
-    import json
-
     name, params = parse_agent_spec(spec)
     param = checkpoint_param(name)
     if param is None:
@@ -152,8 +151,6 @@ def save_checkpoint(agent: Agent, directory: str | Path, spec: Any) -> Path:
 
 
 def read_manifest(directory: str | Path) -> dict[str, Any]:
-    import json
-
     path = Path(directory) / MANIFEST
     if not path.exists():
         raise ArenaError(f"{directory} is not an agent checkpoint (no {MANIFEST})")

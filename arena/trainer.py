@@ -8,11 +8,13 @@ place.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from arena.agent import Agent, Observation
+from arena.atomic import write_json_atomic
 from arena.errors import ArenaError
 from arena.game import Action
 
@@ -76,8 +78,6 @@ class Trainer:
 
 def save_trainer_state(trainer: Trainer, path: str | Path) -> None:
     """``trainer.state_dict()`` to ``path`` (a torch file when torch is installed, else JSON)."""
-    from arena.atomic import write_json_atomic
-
     state = trainer.state_dict()
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -100,8 +100,6 @@ def load_trainer_state(trainer: Trainer, path: str | Path) -> None:
     try:
         import torch
     except ImportError:
-        import json
-
         trainer.load_state_dict(json.loads(target.read_text()))
         return
     try:

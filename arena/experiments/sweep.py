@@ -10,7 +10,7 @@ in their directories — where the command resumes by itself (a league continues
 checkpoint). ``executor.*`` overrides pass through, so every seed runs on any executor.
 
 Why these statistics (Agarwal et al., *Deep RL at the Edge of the Statistical Precipice*,
-NeurIPS 2021 — rliable; ``shared/papers/async_rl_and_statistics.md`` §4–5): with a handful of
+NeurIPS 2021, arXiv 2108.13264 — rliable): with a handful of
 seeds a mean is at the mercy of one outlier and a median throws most runs away; the
 **interquartile mean** (mean of the middle 50%, :func:`scipy.stats.trim_mean` at 0.25) is
 robust and still efficient. Its uncertainty is a **stratified percentile bootstrap**
@@ -22,6 +22,7 @@ rather than a point, with bootstrap bands.
 
 from __future__ import annotations
 
+import csv
 import fnmatch
 import json
 import math
@@ -37,6 +38,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from arena.errors import ArenaError, ConfigError
+from arena.experiments.adastop import sequential_test
 
 SWEEP_FILE = "sweep.json"
 DEFAULT_HIDDEN = ("step", "seconds", "train/*")
@@ -336,8 +338,6 @@ def add_reach(plan_dir: Path, finals: dict[int, dict[str, float]], targets: Sequ
     ``reach:METRIC>=LEVEL`` (multiply by the games per step to get games). A seed that never
     crossed counts at its last step — a lower bound — and is listed in the returned
     ``{target: [seeds]}`` (the report says so)."""
-    import csv
-
     censored: dict[str, list[int]] = {}
     for text in targets:
         metric, op, level = parse_reach(text)
@@ -501,8 +501,6 @@ def adastop_sweep(
     ``plans[0].seeds`` split into the planned stages. Finished seeds are reused (a rerun
     reproduces the decision without running anything). Returns the decision and the failed
     seeds (``{"CONFIG seed S": status}``); a stage keeps the seeds that finished."""
-    from arena.experiments.adastop import sequential_test
-
     seeds = plans[0].seeds
     if batch < 1:
         raise ArenaError("--batch must be at least 1")

@@ -16,11 +16,16 @@ results whichever executor ran them.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
+import multiprocessing as mp
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Mapping, Sequence
 
 from arena.errors import ArenaError
+from arena.loading import load_agent, load_checkpoint, load_game
+from arena.playing.match import play_games
 
 OnResult = Callable[["GameTask", Any], None]
 
@@ -93,8 +98,6 @@ def _agent(
     seat keys already worked out in this executor run, by ``id(spec)`` — the run's tasks hold
     their specs, so an id cannot be reused while it lasts, and a slice of a tournament has
     hundreds of tasks with the same few specs (each key is a sorted JSON dump)."""
-    from arena.loading import load_agent, load_checkpoint
-
     known = keys.get((id(spec), game_name, label)) if keys is not None else None
     key = known if known is not None else _agent_key(game_name, spec, label)
     if keys is not None:
@@ -127,9 +130,6 @@ def run_task(
     """Play one task here and return its :class:`~arena.playing.match.GameResult` list (trajectories
     only when the task asks for them). Used by every executor, locally or remotely; ``keys``:
     see :func:`_agent` (a dict shared by the tasks of one run, never kept beyond it)."""
-    from arena.loading import load_game
-    from arena.playing.match import play_games
-
     if task.game not in _GAMES:
         _GAMES[task.game] = load_game(task.game)
     game = _GAMES[task.game]
@@ -195,8 +195,6 @@ class InProcessExecutor(Executor):
     kind = "inprocess"
 
     def run(self, tasks: Sequence[GameTask], on_result: OnResult) -> None:
-        from functools import partial
-
         keys: dict[Any, tuple] = {}  # lives as long as ``tasks`` (which hold the specs it is keyed by)
         for task in tasks:
             run_task(task, on_result=partial(on_result, task), keys=keys)
@@ -216,17 +214,12 @@ class ProcessPoolExecutor(Executor):
     kind = "process"
 
     def __init__(self, workers: int = 2) -> None:
-        import concurrent.futures as cf
-        import multiprocessing as mp
-
         self._pool = cf.ProcessPoolExecutor(max_workers=max(1, workers), mp_context=mp.get_context("spawn"))
 
     def submit(self, tasks: Sequence[GameTask]) -> Pending:
         return Pending(tasks, {self._pool.submit(run_task, t): t for t in tasks})
 
     def collect(self, pending: Pending, on_result: OnResult) -> None:
-        import concurrent.futures as cf
-
         futures = pending.handle
         try:
             for fut in cf.as_completed(futures):

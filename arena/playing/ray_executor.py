@@ -20,6 +20,8 @@ node can meet fails before any game is planned, instead of waiting for ever.
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -52,8 +54,6 @@ class RolloutWorker:
 
     def _fetch(self, blobs: Mapping[str, Any], ck: Checkpoint) -> str:
         """A local copy of the checkpoint the driver broadcast (one per slot, replaced by version)."""
-        import shutil
-
         import ray
 
         ref = blobs.get(ck.path)
@@ -100,8 +100,6 @@ def _fmt(req: Mapping[str, float]) -> str:
 def probe_address(address: str) -> None:
     """Fail at once, in one line, when nothing listens at a ``HOST:PORT`` address (``ray.init``
     would otherwise retry for minutes)."""
-    import socket
-
     if address in ("auto", "local"):
         return
     hostport = address.split("://", 1)[-1].rstrip("/")
