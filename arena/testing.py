@@ -33,8 +33,14 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from arena import make_env, make_parallel_env
 from arena.agent import Agent, Observation
 from arena.game import Game, State
+from arena.loading import checkpoint_param, load_agent, load_checkpoint, load_game, parse_agent_spec, save_checkpoint
+from arena.playing.match import GameResult, play_games
+from arena.registry import get_registry
+from arena.rng import derive_seed
+from arena.trainer import Trainer, load_trainer_state, save_trainer_state
 
 __all__ = ["ConformanceError", "check_game", "check_agent", "check_trainer"]
 
@@ -49,8 +55,6 @@ def _require(ok: bool, what: str, why: str) -> None:
 
 
 def _game(game: str | Game, **params: Any) -> Game:
-    from arena.loading import load_game
-
     return game if isinstance(game, Game) else load_game(game, **params)
 
 
@@ -76,30 +80,29 @@ def check_game(game: str | Game, *, games: int = 200, seed: int = 0, pettingzoo_
     if not spec.text_decisions:
         _check_pettingzoo(spec.full_name, spec.simultaneous, pettingzoo_cycles, what)
     for k in range(min(games, 20)):
-        _walk(g, seed + k, what, _renderings(what))
+        _walk(g, derive_seed(seed, "walk", k), what, _renderings(what))
     _check_random_play(g, games, seed, what)
 
 
 def _check_pettingzoo(name: str, simultaneous: bool, cycles: int, what: str) -> None:
     from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
-    import arena
-
     try:
-        api_test(arena.make_env(name), num_cycles=cycles)
-        seed_test(lambda: arena.make_env(name), num_cycles=cycles)
+        api_test(make_env(name), num_cycles=cycles)
+        seed_test(lambda: make_env(name), num_cycles=cycles)
         if simultaneous:
-            parallel_api_test(arena.make_parallel_env(name), num_cycles=cycles)
-            parallel_seed_test(lambda: arena.make_parallel_env(name), num_cycles=cycles)
+            parallel_api_test(make_parallel_env(name), num_cycles=cycles)
+            parallel_seed_test(lambda: make_parallel_env(name), num_cycles=cycles)
     except AssertionError as exc:
         raise ConformanceError(f"{what}: PettingZoo conformance failed: {exc}") from exc
 
 
 def _walk(game: Game, seed: int, what: str, check: Callable[[State, int], bool]) -> None:
     """One random game stepped by hand: ``check(state, player)`` runs at every decision before
-    the player's random move (``False`` ends the walk there)."""
+    the player's random move (``False`` ends the walk there). The state's seed is drawn from
+    ``seed``'s generator, 31 bits, as the AEC env draws its own."""
     rng = np.random.default_rng(seed)
-    state = game.new_initial_state(seed)
+    state = game.new_initial_state(int(rng.integers(2**31)))
     for _ in range(100_000):
         if state.is_terminal():
             returns = state.returns()
@@ -160,8 +163,6 @@ def _renderings(what: str) -> Callable[[State, int], bool]:
 
 
 def _check_random_play(game: Game, games: int, seed: int, what: str) -> None:
-    from arena.loading import load_agent
-
     n = game.spec.num_players
     results = _play(game, [load_agent("random", game) for _ in range(n)], games, seed, rotate=True, record=False)
     for r in results:
@@ -194,9 +195,7 @@ def _play(
     rotate: bool = False,
     batch_size: int | None = None,
     record: bool = True,
-) -> list[Any]:
-    from arena.playing.match import play_games
-
+) -> list[GameResult]:
     return play_games(
         game, agents, num_games=games, seed=seed, rotate_seats=rotate, record=record, batch_size=batch_size
     )
@@ -225,8 +224,6 @@ def _same_play(a: Sequence[Any], b: Sequence[Any], tol: float = 0.0) -> bool:
 def check_agent(spec: Any, game: str | Game, *, games: int = 20, seed: int = 0) -> None:
     """Check an agent plugin on a game: ``spec`` is what ``arena.load_agent`` takes
     (``"name"``, ``"name:key=value"`` or ``{"name": ..., **params}``)."""
-    from arena.loading import checkpoint_param, load_agent, parse_agent_spec
-
     g = _game(game)
     name, _ = parse_agent_spec(spec)
     what = f"agent '{name}' on '{g.spec.full_name}'"
@@ -238,10 +235,10 @@ def check_agent(spec: Any, game: str | Game, *, games: int = 20, seed: int = 0) 
     first = load_agent(spec, g)
     fresh = load_agent(spec, g)
     for p in range(n):
-        played = _play(g, seats(first, p), games, seed + p)
+        played = _play(g, seats(first, p), games, derive_seed(seed, "seat", p))
         bad = [r.forfeit for r in played if r.forfeit is not None]
         _require(not bad, what, f"forfeits from seat {p}: {bad[0] if bad else ''}")
-        again = _play(g, seats(fresh, p), games, seed + p, batch_size=1)
+        again = _play(g, seats(fresh, p), games, derive_seed(seed, "seat", p), batch_size=1)
         _require(
             _same_play(played, again, 1e-5),
             what,
@@ -250,7 +247,8 @@ def check_agent(spec: Any, game: str | Game, *, games: int = 20, seed: int = 0) 
         )
     if first.has_policy:
         for k in range(min(games, 10)):
-            _walk(g, seed + k, what, _policy_is_a_distribution(g, first, seed + k, what))
+            walk = derive_seed(seed, "walk", k)
+            _walk(g, walk, what, _policy_is_a_distribution(g, first, walk, what))
     if checkpoint_param(name) is not None:
         _check_reload(g, first, spec, games, seed, what)
 
@@ -277,8 +275,6 @@ def _policy_is_a_distribution(game: Game, agent: Agent, seed: int, what: str) ->
 
 
 def _check_reload(game: Game, agent: Agent, spec: Any, games: int, seed: int, what: str) -> None:
-    from arena.loading import load_agent, load_checkpoint, save_checkpoint
-
     n = game.spec.num_players
     with tempfile.TemporaryDirectory() as tmp:
         save_checkpoint(agent, Path(tmp) / "agent", spec)
@@ -306,49 +302,23 @@ def check_trainer(
 ) -> None:
     """Check a trainer plugin: ``learners`` are agent specs (snapshottable agents) that play
     every seat in turn (self-play), as a league team does; ``params`` go to the factory."""
-    from arena.loading import checkpoint_param, load_agent, load_checkpoint, parse_agent_spec, save_checkpoint
-    from arena.registry import get_registry
-    from arena.trainer import load_trainer_state, save_trainer_state
-
     g = _game(game)
     what = f"trainer '{name}' on '{g.spec.full_name}'"
     factory = get_registry().get("trainer", name).factory
     specs = list(learners)
-    _require(bool(specs), what, "needs at least one learner spec")
-    for s in specs:
-        agent_name = parse_agent_spec(s)[0]
-        _require(
-            checkpoint_param(agent_name) is not None,
-            what,
-            f"learner agent '{agent_name}' is not snapshottable (no checkpoint_param): a league cannot resume it",
-        )
+    _require_snapshottable(specs, what)
 
-    def build(agents: list[Agent]) -> Any:
+    def build(agents: list[Agent]) -> Trainer:
         return factory(g, agents, **dict(params or {}))
 
-    def labelled(k: int, agent: Agent) -> Agent:
-        agent.name = f"learner{k}"
-        return agent
+    def step(trainer: Trainer, agents: list[Agent], k: int) -> dict[str, float]:
+        return _update(g, trainer, agents, games, derive_seed(seed, "train", k), what)
 
-    def step(trainer: Any, agents: list[Agent], k: int) -> dict[str, float]:
-        seats = [agents[i % len(agents)] for i in range(g.spec.num_players)]
-        played = _play(g, seats, games, seed + 1000 * k, rotate=len(agents) < g.spec.num_players)
-        out = trainer.update([r.trajectory for r in played])
-        _require(isinstance(out, Mapping), what, f"update() must return a dict of metrics, got {type(out).__name__}")
-        for key, v in out.items():
-            _require(
-                isinstance(key, str) and isinstance(v, (int, float)) and math.isfinite(float(v)),
-                what,
-                f"metric {key!r} = {v!r} is not a finite number",
-            )
-        return {k_: float(v) for k_, v in out.items()}
+    def probe(xs: list[Agent]) -> list[GameResult]:
+        return _play(g, _seated(g, xs), games, derive_seed(seed, "probe"))
 
-    agents = [labelled(k, load_agent(s, g)) for k, s in enumerate(specs)]
+    agents = [_labelled(k, load_agent(s, g)) for k, s in enumerate(specs)]
     trainer = build(agents)
-
-    def probe(xs: list[Agent]) -> list[Any]:
-        return _play(g, [xs[i % len(xs)] for i in range(g.spec.num_players)], games, seed + 99_991)
-
     before = probe(agents)
     step(trainer, agents, 0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -356,7 +326,7 @@ def check_trainer(
         for k, (a, s) in enumerate(zip(agents, specs)):
             save_checkpoint(a, root / f"learner{k}", s)
         save_trainer_state(trainer, root / "trainer.pt")
-        copies = [labelled(k, load_checkpoint(root / f"learner{k}", g)) for k in range(len(specs))]
+        copies = [_labelled(k, load_checkpoint(root / f"learner{k}", g)) for k in range(len(specs))]
         resumed = build(copies)
         load_trainer_state(resumed, root / "trainer.pt")
     _require(
@@ -379,3 +349,38 @@ def check_trainer(
         what,
         "after one more update the restored run and the uninterrupted run play differently",
     )
+
+
+def _require_snapshottable(specs: Sequence[Any], what: str) -> None:
+    _require(bool(specs), what, "needs at least one learner spec")
+    for s in specs:
+        agent_name = parse_agent_spec(s)[0]
+        _require(
+            checkpoint_param(agent_name) is not None,
+            what,
+            f"learner agent '{agent_name}' is not snapshottable (no checkpoint_param): a league cannot resume it",
+        )
+
+
+def _labelled(k: int, agent: Agent) -> Agent:
+    agent.name = f"learner{k}"
+    return agent
+
+
+def _seated(game: Game, agents: Sequence[Agent]) -> list[Agent]:
+    """The learners in every seat in turn (self-play)."""
+    return [agents[i % len(agents)] for i in range(game.spec.num_players)]
+
+
+def _update(game: Game, trainer: Trainer, agents: list[Agent], games: int, seed: int, what: str) -> dict[str, float]:
+    """One training step on ``games`` self-play games; its metrics, checked to be finite numbers."""
+    played = _play(game, _seated(game, agents), games, seed, rotate=len(agents) < game.spec.num_players)
+    out = trainer.update([r.trajectory for r in played if r.trajectory is not None])  # recorded: all are there
+    _require(isinstance(out, Mapping), what, f"update() must return a dict of metrics, got {type(out).__name__}")
+    for key, v in out.items():
+        _require(
+            isinstance(key, str) and isinstance(v, (int, float)) and math.isfinite(float(v)),
+            what,
+            f"metric {key!r} = {v!r} is not a finite number",
+        )
+    return {k: float(v) for k, v in out.items()}
