@@ -190,9 +190,8 @@ def test_observer_plugin_hears_every_stored_game(tmp_path, fresh_registry, capsy
     )
     assert counter.games["llm-train"] == stored >= 2 * 8 and counter.steps["llm-train"] == 2
 
-    from test_host_session import InProcessHost, kuhn
-
     from arena.tools.host.client import JoinClient
+    from support.host import InProcessHost, kuhn
 
     host = InProcessHost(kuhn(tmp_path, games=2, move_time=0.2, default_action="first"))
     list(JoinClient(host.url, host.tokens[0]).open().events(timeout=30))  # the clock plays the person's moves

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import io
 import queue
 import re
 import subprocess
@@ -13,6 +14,7 @@ import time
 from typing import Any, Callable
 
 from arena.tools.host.client import HostError, JoinClient
+from arena.tools.host.session import HostConfig, run_host
 from support import arena_cmd
 
 SEAT_LINE = re.compile(r"seat (\d+) (\S+): (?:(http\S+)/#token=(\S+)|agent)")
@@ -108,3 +110,44 @@ def connect(client: JoinClient, within: float = 10.0) -> JoinClient:
             if exc.status != 409 or time.monotonic() > end:
                 raise
             time.sleep(0.2)
+
+
+class InProcessHost:
+    """``run_host`` on a thread; ``url``/``tokens`` once the server is up; ``result`` when done."""
+
+    def __init__(self, cfg: HostConfig) -> None:
+        self.ready = threading.Event()
+        self.out = io.StringIO()
+        self.result = self.error = None
+
+        def on_ready(server, hub):
+            self.url, self.hub = server.url(), hub
+            self.tokens = {p: s.token for p, s in hub.seats.items()}
+            self.ready.set()
+
+        def main():
+            try:
+                self.result = run_host(cfg, out=self.out, on_ready=on_ready)
+            except BaseException as exc:  # surfaced by join()
+                self.error = exc
+                self.ready.set()
+
+        self.thread = threading.Thread(target=main, daemon=True)
+        self.thread.start()
+        assert self.ready.wait(60) and self.error is None, self.error
+
+    def join(self, timeout: float = 60):
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "host did not finish"
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def kuhn(tmp_path, **kw) -> HostConfig:
+    """A hosted Kuhn poker run in ``tmp_path/run``: a person's seat beside a random agent (``kw`` overrides)."""
+    base = dict(
+        game="kuhn_poker", seats=["human", "random"], games=1, seed=4, port=0, out=str(tmp_path / "run"), linger=1.0
+    )
+    base.update(kw)
+    return HostConfig(**base)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import threading
 
 import pytest
 
@@ -12,47 +11,7 @@ from arena.evaluation.store import RunStore
 from arena.tools.host.client import JoinClient
 from arena.tools.host.session import HostConfig, run_host
 from support import REPO
-from support.host import connect
-
-
-class InProcessHost:
-    """``run_host`` on a thread; ``url``/``tokens`` once the server is up; ``result`` when done."""
-
-    def __init__(self, cfg: HostConfig) -> None:
-        self.ready = threading.Event()
-        self.out = io.StringIO()
-        self.result = self.error = None
-
-        def on_ready(server, hub):
-            self.url, self.hub = server.url(), hub
-            self.tokens = {p: s.token for p, s in hub.seats.items()}
-            self.ready.set()
-
-        def main():
-            try:
-                self.result = run_host(cfg, out=self.out, on_ready=on_ready)
-            except BaseException as exc:  # surfaced by join()
-                self.error = exc
-                self.ready.set()
-
-        self.thread = threading.Thread(target=main, daemon=True)
-        self.thread.start()
-        assert self.ready.wait(60) and self.error is None, self.error
-
-    def join(self, timeout: float = 60):
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), "host did not finish"
-        if self.error is not None:
-            raise self.error
-        return self.result
-
-
-def kuhn(tmp_path, **kw) -> HostConfig:
-    base = dict(
-        game="kuhn_poker", seats=["human", "random"], games=1, seed=4, port=0, out=str(tmp_path / "run"), linger=1.0
-    )
-    base.update(kw)
-    return HostConfig(**base)
+from support.host import InProcessHost, connect, kuhn
 
 
 def test_a_dropped_player_reconnects_to_the_same_seat_and_finishes(tmp_path):
