@@ -11,11 +11,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from omegaconf import MISSING
+from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
 
 from arena.errors import ConfigError, PluginError
 from arena.evaluation.rating import RatingConfig
+from arena.evaluation.store import fingerprint
+from arena.loading import parse_agent_spec
 from arena.playing.executor import ExecutorConfig
+from arena.registry import get_registry
 
 ROLES = ("fixed", "solver", "learner")
 MATCHMAKING = ("self_play", "uniform", "pfsp", "main", "main_exploiter", "league_exploiter")
@@ -104,8 +107,6 @@ class LeagueConfig:
 
 
 def _plain(x: Any) -> Any:
-    from omegaconf import DictConfig, ListConfig, OmegaConf
-
     return OmegaConf.to_container(x, resolve=True) if isinstance(x, (DictConfig, ListConfig)) else x
 
 
@@ -125,105 +126,123 @@ def teams(cfg: LeagueConfig) -> dict[str, list[MemberConfig]]:
     return out
 
 
+WHERE = "league config"
+
+
 def validate(cfg: LeagueConfig) -> None:
     """Every check that needs no game played: names, roles, trainers, opponent pools."""
-    from arena.loading import parse_agent_spec
-    from arena.registry import get_registry
+    _check_run(cfg)
+    mains = [m.label for m in cfg.population if m.role == "learner" and m.matchmaking == "main"]
+    for i, m in enumerate(cfg.population):
+        _check_member(cfg, m, f"{WHERE}: population[{i}] '{m.label}'", mains)
+    _check_evaluation(cfg)
 
-    reg = get_registry()
-    where = "league config"
+
+def _check_run(cfg: LeagueConfig) -> None:
     if cfg.steps < 1:
-        raise ConfigError(f"{where}: steps must be at least 1, got {cfg.steps}")
+        raise ConfigError(f"{WHERE}: steps must be at least 1, got {cfg.steps}")
     if not cfg.population:
-        raise ConfigError(f"{where}: population is empty")
+        raise ConfigError(f"{WHERE}: population is empty")
     labels = [m.label for m in cfg.population]
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
-        raise ConfigError(f"{where}: population labels must be unique; repeated: {', '.join(dup)}")
+        raise ConfigError(f"{WHERE}: population labels must be unique; repeated: {', '.join(dup)}")
     bad = [x for x in labels if "@" in x or "|" in x]
     if bad:
-        raise ConfigError(f"{where}: labels may not contain '@' or '|': {', '.join(bad)}")
-    mains = [m.label for m in cfg.population if m.role == "learner" and m.matchmaking == "main"]
-    for i, m in enumerate(cfg.population):
-        at = f"{where}: population[{i}] '{m.label}'"
-        name, _ = parse_agent_spec(_plain(m.agent))
-        try:
-            entry = reg.get("agent", name)
-            if m.trainer is not None:
-                reg.get("trainer", m.trainer.name)
-        except PluginError as exc:  # unknown agent/trainer: one line naming the known ones
-            raise ConfigError(f"{at}: {exc}") from None
-        if m.role not in ROLES:
-            raise ConfigError(f"{at}: role must be one of {', '.join(ROLES)}, got '{m.role}'")
-        if m.role != "learner":
-            if m.trainer is not None:
-                raise ConfigError(
-                    f"{at}: a trainer is attached but the role is '{m.role}'; only role 'learner' "
-                    "is trained (set role: learner or remove trainer)"
-                )
-            if m.role == "solver" and m.budget < 1:
-                raise ConfigError(f"{at}: budget must be at least 1")
-            continue
-        if m.trainer is None:
-            raise ConfigError(f"{at}: role 'learner' needs a trainer (e.g. trainer: {{name: ppo}})")
-        if entry.checkpoint_param is None:
+        raise ConfigError(f"{WHERE}: labels may not contain '@' or '|': {', '.join(bad)}")
+
+
+def _check_member(cfg: LeagueConfig, m: MemberConfig, at: str, mains: list[str]) -> None:
+    name, _ = parse_agent_spec(_plain(m.agent))
+    reg = get_registry()
+    try:
+        entry = reg.get("agent", name)
+        if m.trainer is not None:
+            reg.get("trainer", m.trainer.name)
+    except PluginError as exc:  # unknown agent/trainer: one line naming the known ones
+        raise ConfigError(f"{at}: {exc}") from None
+    if m.role not in ROLES:
+        raise ConfigError(f"{at}: role must be one of {', '.join(ROLES)}, got '{m.role}'")
+    if m.role != "learner":
+        if m.trainer is not None:
             raise ConfigError(
-                f"{at}: learner agent '{name}' cannot be snapshotted (its plugin declares no "
-                "checkpoint_param); learners must save and load"
+                f"{at}: a trainer is attached but the role is '{m.role}'; only role 'learner' "
+                "is trained (set role: learner or remove trainer)"
             )
-        if m.matchmaking not in MATCHMAKING:
-            raise ConfigError(f"{at}: matchmaking must be one of {', '.join(MATCHMAKING)}, got '{m.matchmaking}'")
-        if m.weighting not in WEIGHTINGS:
-            raise ConfigError(f"{at}: weighting must be one of {', '.join(WEIGHTINGS)}, got '{m.weighting}'")
-        if m.games_per_step < 1 or m.snapshot_every < 1:
-            raise ConfigError(f"{at}: games_per_step and snapshot_every must be at least 1")
-        if not 0.0 <= m.self_play <= 1.0:
-            raise ConfigError(f"{at}: self_play is a share of games in [0, 1], got {m.self_play}")
-        if m.matchmaking in ("main_exploiter", "league_exploiter") or m.matchmaking == "main":
-            if not mains:
-                raise ConfigError(f"{at}: AlphaStar role '{m.matchmaking}' needs a learner with matchmaking 'main'")
-            if m.main is not None and m.main not in mains:
-                raise ConfigError(
-                    f"{at}: main '{m.main}' is not a learner with matchmaking 'main' ({', '.join(mains)})"
-                )
-        if m.team is not None:
-            mates = [x for x in cfg.population if x.team == m.team]
-            if any(x.role != "learner" for x in mates):
-                raise ConfigError(f"{at}: team '{m.team}' has members that are not learners")
-            if any(_plain(x.trainer) != _plain(m.trainer) for x in mates if x.trainer is not None):
-                raise ConfigError(f"{at}: team '{m.team}' members must share one trainer spec")
-            if m.matchmaking != "self_play":
-                raise ConfigError(f"{at}: team members train by self-play among themselves; set matchmaking: self_play")
-            if any(x.games_per_step != m.games_per_step for x in mates):
-                raise ConfigError(f"{at}: team '{m.team}' members must share games_per_step")
-        if m.matchmaking == "self_play":
-            continue
-        pool = opponent_labels(cfg, m)
-        unknown = [x for x in pool if x not in labels]
-        if unknown:
-            raise ConfigError(f"{at}: opponents {unknown} are not population labels ({', '.join(labels)})")
-        if not pool and m.self_play < 1.0 and m.matchmaking in ("uniform", "pfsp"):
-            raise ConfigError(
-                f"{at}: missing opponent pool — matchmaking '{m.matchmaking}' has no opponents "
-                "(list some under opponents:, or use matchmaking: self_play)"
-            )
+        if m.role == "solver" and m.budget < 1:
+            raise ConfigError(f"{at}: budget must be at least 1")
+        return
+    if m.trainer is None:
+        raise ConfigError(f"{at}: role 'learner' needs a trainer (e.g. trainer: {{name: ppo}})")
+    if entry.checkpoint_param is None:
+        raise ConfigError(
+            f"{at}: learner agent '{name}' cannot be snapshotted (its plugin declares no "
+            "checkpoint_param); learners must save and load"
+        )
+    _check_learner(m, at, mains)
+    if m.team is not None:
+        _check_team(cfg, m, at)
+    if m.matchmaking != "self_play":
+        _check_pool(cfg, m, at)
+
+
+def _check_learner(m: MemberConfig, at: str, mains: list[str]) -> None:
+    if m.matchmaking not in MATCHMAKING:
+        raise ConfigError(f"{at}: matchmaking must be one of {', '.join(MATCHMAKING)}, got '{m.matchmaking}'")
+    if m.weighting not in WEIGHTINGS:
+        raise ConfigError(f"{at}: weighting must be one of {', '.join(WEIGHTINGS)}, got '{m.weighting}'")
+    if m.games_per_step < 1 or m.snapshot_every < 1:
+        raise ConfigError(f"{at}: games_per_step and snapshot_every must be at least 1")
+    if not 0.0 <= m.self_play <= 1.0:
+        raise ConfigError(f"{at}: self_play is a share of games in [0, 1], got {m.self_play}")
+    if m.matchmaking in ("main", "main_exploiter", "league_exploiter"):
+        if not mains:
+            raise ConfigError(f"{at}: AlphaStar role '{m.matchmaking}' needs a learner with matchmaking 'main'")
+        if m.main is not None and m.main not in mains:
+            raise ConfigError(f"{at}: main '{m.main}' is not a learner with matchmaking 'main' ({', '.join(mains)})")
+
+
+def _check_team(cfg: LeagueConfig, m: MemberConfig, at: str) -> None:
+    mates = [x for x in cfg.population if x.team == m.team]
+    if any(x.role != "learner" for x in mates):
+        raise ConfigError(f"{at}: team '{m.team}' has members that are not learners")
+    if any(_plain(x.trainer) != _plain(m.trainer) for x in mates if x.trainer is not None):
+        raise ConfigError(f"{at}: team '{m.team}' members must share one trainer spec")
+    if m.matchmaking != "self_play":
+        raise ConfigError(f"{at}: team members train by self-play among themselves; set matchmaking: self_play")
+    if any(x.games_per_step != m.games_per_step for x in mates):
+        raise ConfigError(f"{at}: team '{m.team}' members must share games_per_step")
+
+
+def _check_pool(cfg: LeagueConfig, m: MemberConfig, at: str) -> None:
+    labels = [x.label for x in cfg.population]
+    pool = opponent_labels(cfg, m)
+    unknown = [x for x in pool if x not in labels]
+    if unknown:
+        raise ConfigError(f"{at}: opponents {unknown} are not population labels ({', '.join(labels)})")
+    if not pool and m.self_play < 1.0 and m.matchmaking in ("uniform", "pfsp"):
+        raise ConfigError(
+            f"{at}: missing opponent pool — matchmaking '{m.matchmaking}' has no opponents "
+            "(list some under opponents:, or use matchmaking: self_play)"
+        )
+
+
+def _check_evaluation(cfg: LeagueConfig) -> None:
     if cfg.max_staleness < 0:
-        raise ConfigError(f"{where}: max_staleness must be at least 0 (0 is synchronous), got {cfg.max_staleness}")
+        raise ConfigError(f"{WHERE}: max_staleness must be at least 0 (0 is synchronous), got {cfg.max_staleness}")
     if cfg.evaluation.every < 1 or cfg.evaluation.games < 0 or cfg.evaluation.metrics.games < 0:
         raise ConfigError(
-            f"{where}: evaluation.every must be at least 1, evaluation.games and evaluation.metrics.games at least 0"
+            f"{WHERE}: evaluation.every must be at least 1, evaluation.games and evaluation.metrics.games at least 0"
         )
     for i, spec in enumerate(cfg.evaluation.metrics.opponents):
         try:
-            reg.get("agent", parse_agent_spec(_plain(spec))[0])
+            get_registry().get("agent", parse_agent_spec(_plain(spec))[0])
         except PluginError as exc:
-            raise ConfigError(f"{where}: evaluation.metrics.opponents[{i}]: {exc}") from None
+            raise ConfigError(f"{WHERE}: evaluation.metrics.opponents[{i}]: {exc}") from None
 
 
 def fingerprint_of(cfg: LeagueConfig) -> str:
     """What decides the results (not ``steps``, so a finished league may be extended)."""
-    from arena.evaluation.store import fingerprint
-
     d = asdict(cfg)
     for k in ("steps", "out", "executor", "tensorboard", "plots", "progress", "keep_checkpoints", "torch_threads"):
         d.pop(k, None)
