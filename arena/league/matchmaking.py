@@ -7,9 +7,12 @@ The maths can be used and tested without the runner; it imports nothing from the
 
 from __future__ import annotations
 
+from itertools import combinations
 from typing import Any, Sequence
 
 import numpy as np
+
+from arena.evaluation.formats import Pairing
 
 
 def pfsp_weights(win_rates: Sequence[float], weighting: str = "hard") -> np.ndarray:
@@ -51,9 +54,5 @@ class PayoffTable:
 def newcomer_round(names: Sequence[str], new: Sequence[str], games: int, num_players: int) -> Any:
     """A one-round tournament format: every group of ``num_players`` with at least one newcomer,
     ``games`` games per seat rotation — a round robin that never replays what is already rated."""
-    from itertools import combinations
-
-    from arena.evaluation.formats import Pairing
-
     yield [Pairing(g, games * num_players) for g in combinations(names, num_players) if set(g) & set(new)]
     return []

@@ -12,16 +12,23 @@ into ``RUN/metrics/`` like any other games, so they are stored once and observer
 
 from __future__ import annotations
 
+import csv
+import io
 import math
+import sys
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from arena.errors import ConfigError
+from arena.atomic import write_text_atomic
+from arena.errors import ArenaError, ConfigError
+from arena.evaluation.leaderboard import _pyplot
+from arena.evaluation.schedule import rotated_games
+from arena.exact.exploitability import exploitability
+from arena.exact.head_to_head import vs_random
 from arena.league.config import MetricsConfig, _plain
-
-EVAL_SEED_OFFSET = 10_000_019
-"""Metrics games use deals from ``seed + EVAL_SEED_OFFSET``: never the training deals."""
+from arena.loading import load_agent
 
 
 def seat_stats(results: Sequence[Any], name: str, num_players: int) -> dict[str, float]:
@@ -52,12 +59,11 @@ def seat_stats(results: Sequence[Any], name: str, num_players: int) -> dict[str,
 
 
 class LearnerMetrics:
-    """Plans, plays and summarises the metrics games of one league run."""
+    """Plans, plays and summarises the metrics games of one league run. ``seed`` is the metrics
+    games' own stream (the league's ``derive_seed(seed, "metrics")``: never the training deals)."""
 
     def __init__(self, cfg: MetricsConfig, game: Any, fp: str, seed: int, units: Mapping[str, Sequence[str]]) -> None:
-        from arena.loading import load_agent
-
-        self.cfg, self.game, self.fp, self.seed = cfg, game, fp, seed + EVAL_SEED_OFFSET
+        self.cfg, self.game, self.fp, self.seed = cfg, game, fp, seed
         self.units = {u: list(m) for u, m in units.items()}
         self.opponents: dict[str, Any] = {}
         taken = {x for m in self.units.values() for x in m}
@@ -74,8 +80,6 @@ class LearnerMetrics:
 
     def plan(self, step: int) -> list[tuple[str, str, list[Any]]]:
         """(unit, group, planned games) for every unit: ``selfplay`` and ``vs_<opponent>``."""
-        from arena.evaluation.schedule import rotated_games
-
         if self.cfg.games <= 0:
             return []
         n = self.game.spec.num_players
@@ -96,9 +100,6 @@ class LearnerMetrics:
         self, plans: Sequence[tuple[str, str, list[Any]]], played: Sequence[tuple[Any, Any]], agents: Mapping[str, Any]
     ) -> dict[str, float]:
         """One flat row: ``[unit/]selfplay/cooperation``, ``[unit/]vs_always_defect/return``, probes, exact values."""
-        from arena.exact.exploitability import exploitability
-        from arena.exact.head_to_head import vs_random
-
         n = self.game.spec.num_players
         by_id = {g.id: r for g, r in played}
         row: dict[str, float] = {}
@@ -127,11 +128,6 @@ class LearnerMetrics:
 
 
 def write_csv(path: Any, rows: Sequence[Mapping[str, Any]]) -> None:
-    import csv
-    import io
-
-    from arena.atomic import write_text_atomic
-
     keys = list(dict.fromkeys(k for r in rows for k in r))
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=keys)
@@ -142,8 +138,6 @@ def write_csv(path: Any, rows: Sequence[Mapping[str, Any]]) -> None:
 
 def plot_curves(path: Any, rows: Sequence[Mapping[str, Any]], title: str) -> None:
     """One panel per metric (up to five columns), against the league step."""
-    from arena.evaluation.leaderboard import _pyplot
-
     keys = [
         k
         for k in rows[0]
@@ -169,6 +163,34 @@ def plot_curves(path: Any, rows: Sequence[Mapping[str, Any]], title: str) -> Non
     plt.close(fig)
 
 
+def training_scalars(metrics: Mapping[str, float]) -> dict[str, float]:
+    """What ``training.png`` draws of one step's scalars: solvers' exploitability and learners'
+    mean return (the league keeps these per step in its state, so the plot needs no TensorBoard)."""
+    return {
+        k: v
+        for k, v in metrics.items()
+        if (k.startswith("solver/") and k.endswith("exploitability"))
+        or (k.startswith("train/") and k.endswith("/return"))
+    }
+
+
+def plot_training(path: Any, rows: Sequence[Mapping[str, float]]) -> None:
+    """One curve per scalar of :func:`training_scalars`, against the league step."""
+    keys = list(dict.fromkeys(k for r in rows for k in r if k != "step"))
+    if not keys:
+        return
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for k in keys:
+        pts = [(r["step"], r[k]) for r in rows if k in r]
+        ax.plot([s for s, _ in pts], [v for _, v in pts], marker="o", markersize=3, label=k)
+    ax.set_xlabel("league step")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def compare_runs(
     runs: Sequence[Any],
     out: Any,
@@ -182,12 +204,6 @@ def compare_runs(
     ),
 ) -> None:
     """One PNG overlaying several runs' ``metrics.csv`` curves (e.g. AA against naive PPO)."""
-    import csv
-    from pathlib import Path
-
-    from arena.errors import ArenaError
-    from arena.evaluation.leaderboard import _pyplot
-
     tables = {}
     for run in runs:
         path = Path(run) / "metrics.csv"
@@ -214,6 +230,4 @@ def compare_runs(
 
 
 if __name__ == "__main__":  # python -m arena.league.metrics OUT.png RUN_DIR...
-    import sys
-
     compare_runs(sys.argv[2:], sys.argv[1])
