@@ -17,7 +17,7 @@ from typing import Any
 from arena.atomic import atomic_dir, write_json_atomic
 from arena.evaluation.leaderboard import board as leaderboard
 from arena.evaluation.leaderboard import plot_payoff, plot_ratings, to_markdown, write_files
-from arena.evaluation.rating import RatingState
+from arena.evaluation.ratings.state import RatingState
 from arena.experiments.provenance import provenance
 from arena.league.metrics import plot_curves, plot_training, write_csv
 from arena.league.population import Population

@@ -14,7 +14,7 @@ from typing import Any
 from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
 
 from arena.errors import ConfigError, PluginError
-from arena.evaluation.rating import RatingConfig
+from arena.evaluation.leaderboard import RatingConfig
 from arena.evaluation.store import fingerprint
 from arena.loading import parse_agent_spec
 from arena.playing.executor import ExecutorConfig

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from arena.evaluation.formats import drive
-from arena.evaluation.rating import RatingState, margin_scale
+from arena.evaluation.ratings.outcomes import margin_scale
+from arena.evaluation.ratings.state import RatingState
 from arena.evaluation.schedule import Planner, stored
 from arena.league.matchmaking import newcomer_round
 from arena.league.metrics import LearnerMetrics
