@@ -356,6 +356,8 @@ def _decide(agent: Agent, decisions: list[_Decision], timeout: float | None, hun
         actions, infos = _call(agent, observations, timeout, record)
         if len(actions) != len(observations):
             raise ArenaError(f"act_batch returned {len(actions)} actions for {len(observations)} observations")
+        if record and infos is None:
+            raise ArenaError("act_batch_info returned no info dicts (one dict per observation)")
     except TimeoutError:
         hung.add(id(agent))
         for slot, p, _ in decisions:

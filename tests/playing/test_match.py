@@ -159,3 +159,21 @@ def test_results_do_not_depend_on_draws_ahead(kuhn, monkeypatch):
     for ahead in (0, 1, 2, 64):
         monkeypatch.setattr(match, "DRAW_AHEAD", ahead)
         assert run() == full
+
+
+def test_agent_without_info_dicts_while_recording_forfeits_with_a_clear_reason():
+    """``act_batch_info`` must return one info dict per observation when games are recorded."""
+
+    class NoInfo(Agent):
+        name = "no_info"
+
+        def act_batch(self, observations):
+            return [o.legal_actions[0] for o in observations]
+
+        def act_batch_info(self, observations):
+            return self.act_batch(observations), None
+
+    game = arena.load_game("kuhn_poker")
+    results = arena.play(game, [NoInfo(), arena.load_agent("random", game)], games=2, seed=0, record=True)
+    assert all(r.forfeit and r.forfeit.agent == "no_info" for r in results)
+    assert all("no info dicts" in r.forfeit.reason for r in results)
