@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -74,8 +75,19 @@ def config_and_overrides(
 
 
 def emit_json(data: Any) -> None:
-    """Print ``data`` as indented JSON on stdout (what every ``--json`` flag prints)."""
-    print(json.dumps(data, indent=2, default=str))
+    """Print ``data`` as indented JSON on stdout (what every ``--json`` flag prints). An undefined
+    figure (NaN, ±inf) is ``null``: strict readers such as ``jq`` refuse Python's ``NaN``."""
+    print(json.dumps(_finite(data), indent=2, default=str, allow_nan=False))
+
+
+def _finite(data: Any) -> Any:
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(v) for v in data]
+    return data
 
 
 def console() -> Any:
