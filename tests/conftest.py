@@ -9,7 +9,7 @@ import pytest
 # Ray fixes a process's authentication mode when it is first imported and initialised, and a new
 # local cluster turns token mode on. The suite runs every Ray session (local clusters, the
 # two-node cluster, their drivers and workers) in token mode from the start, so one process can
-# host a local cluster and then join another (tests/playing/test_ray_cluster.py).
+# host a local cluster and then join another (tests/playing/test_ray_executor.py).
 os.environ.setdefault("RAY_AUTH_MODE", "token")
 
 

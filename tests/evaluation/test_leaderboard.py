@@ -16,7 +16,7 @@ from support import REPO
 
 
 def arena(*argv):
-    """The CLI in this process (the subprocess path is covered by test_tournament_run/test_store)."""
+    """The CLI in this process (the subprocess path is covered by test_tournament/test_store)."""
     out, err = io.StringIO(), io.StringIO()
     cwd = os.getcwd()
     os.chdir(REPO)

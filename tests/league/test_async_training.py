@@ -1,7 +1,7 @@
 """Asynchronous training without Ray (fast): the decoupled PPO weight on stale games, a league
 with ``max_staleness: 1`` that stops right after a commit (rollouts of the next step already
 started) resumes to the same games and weights as an uninterrupted run, and bad values are one
-line. Ray actors and a two-node cluster: tests/playing/test_ray_cluster.py."""
+line. Ray actors and a two-node cluster: tests/playing/test_ray_executor.py."""
 
 from __future__ import annotations
 
