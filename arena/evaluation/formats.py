@@ -38,6 +38,9 @@ from arena.evaluation.ratings.outcomes import pair_score, pairwise_outcomes
 from arena.rng import derive_seed
 
 FORMATS = ("round_robin", "gauntlet", "swiss", "elimination", "adaptive")
+SEEDED_FORMATS = ("swiss", "adaptive")
+"""Formats that draw from :func:`arena.rng.derive_seed` streams; their tournaments' fingerprints
+say so, since a run begun under the earlier seed arithmetic would pair differently on resume."""
 ADAPTIVE_RANK_DISTANCES = (1, 2)
 """Adaptive pairs agents this many places apart in the current ranking (neighbours and next-but-one)."""
 

@@ -312,7 +312,7 @@ class RunStore:
         if meta.get("fingerprint") != fingerprint:
             store.close()
             raise ArenaError(
-                f"run directory {path} was made by a different config (fingerprint "
+                f"run directory {path} was made by a different config or an earlier arena (fingerprint "
                 f"{meta.get('fingerprint')} != {fingerprint}); use a new directory to change "
                 "game, agents, format or seed"
             )

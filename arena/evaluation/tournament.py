@@ -14,7 +14,7 @@ from typing import Any, Iterator, Sequence
 from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
 
 from arena.errors import ArenaError
-from arena.evaluation.formats import FormatConfig, Pairing, Results, Round, drive, make_format
+from arena.evaluation.formats import SEEDED_FORMATS, FormatConfig, Pairing, Results, Round, drive, make_format
 from arena.evaluation.leaderboard import RANK_KEYS, RatingConfig, plot_payoff, plot_ratings, to_markdown, write_files
 from arena.evaluation.leaderboard import board as leaderboard_board
 from arena.evaluation.ratings.outcomes import margin_scale
@@ -47,7 +47,6 @@ class TournamentConfig:
     plots: bool = True
 
 
-# -- the driver ----------------------------------------------------------------------------------
 PLAN_SLICE = 8192
 """Games planned, played and committed at a time: a round of 10⁶ games holds one slice in memory."""
 GC_YOUNG = 64 * PLAN_SLICE
@@ -103,6 +102,7 @@ def fingerprint_of(cfg: TournamentConfig, labels: Sequence[str]) -> str:
             "seed": cfg.seed,
             "timeout": cfg.timeout,
             "outcome": cfg.ratings.outcome,
+            **({"seeds": "derive_seed"} if cfg.format.kind in SEEDED_FORMATS else {}),
         }
     )
 

@@ -241,6 +241,10 @@ def _check_evaluation(cfg: LeagueConfig) -> None:
             raise ConfigError(f"{WHERE}: evaluation.metrics.opponents[{i}]: {exc}") from None
 
 
+SEED_STREAMS = "derive_seed"
+"""How a run derives its seeds (:func:`arena.rng.derive_seed` of named keys), part of the fingerprint."""
+
+
 def fingerprint_of(cfg: LeagueConfig) -> str:
     """What decides the results (not ``steps``, so a finished league may be extended)."""
     d = asdict(cfg)
@@ -248,4 +252,5 @@ def fingerprint_of(cfg: LeagueConfig) -> str:
         d.pop(k, None)
     if not d.get("max_staleness"):
         d.pop("max_staleness", None)  # synchronous runs keep the fingerprint they had before the key existed
+    d["seeds"] = SEED_STREAMS  # a run begun under the earlier seed arithmetic plays other games: not resumed
     return fingerprint(d)
