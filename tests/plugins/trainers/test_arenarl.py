@@ -139,7 +139,9 @@ def test_bad_judges_and_groups_are_one_line_and_keep_committed_steps(tmp_path, c
         assert len(err) == 1 and msg in err[0], err
     nan_after_first_step.calls = 0  # type: ignore[attr-defined]
     cfg = tmp_path / "nan.yaml"
-    cfg.write_text(yaml.safe_dump(league(tmp_path / "nan", "scorer:fn=tests.plugins.trainers.test_arenarl:nan_after_first_step")))
+    cfg.write_text(
+        yaml.safe_dump(league(tmp_path / "nan", "scorer:fn=tests.plugins.trainers.test_arenarl:nan_after_first_step"))
+    )
     assert main(["league", str(cfg), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert "non-finite" in err[-1] and "judge 'scorer'" in err[-1]
