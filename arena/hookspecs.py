@@ -102,15 +102,6 @@ class RunContext(Mapping[str, Any]):
         fields = {k: extra.pop(k) for k in list(extra) if k in _CONTEXT_FIELDS}
         return replace(self, **fields, extra={**self.extra, **extra})
 
-    @classmethod
-    def of(cls, run: Mapping[str, Any]) -> "RunContext":
-        """``run`` itself, or a plain mapping (a run that still builds dicts) read into a context."""
-        if isinstance(run, RunContext):
-            return run
-        fields = {k: run[k] for k in _CONTEXT_FIELDS if k in run}
-        extra = {k: v for k, v in run.items() if k not in _CONTEXT_FIELDS}
-        return cls(**{"kind": "run", "run_id": "", **fields}, extra=extra)
-
     def __getitem__(self, key: str) -> Any:
         if key in _CONTEXT_FIELDS:
             return getattr(self, key)

@@ -150,7 +150,7 @@ class Submitted:
         store: RunStore,
         game: str,
         transcripts: bool,
-        context: Mapping[str, Any] | None,
+        context: RunContext,
         amend: Callable[[PlannedGame, MatchRecord], None] | None,
         on_game: Callable[[PlannedGame, Any], None] | None,
         commit_every: int = 512,
@@ -161,7 +161,7 @@ class Submitted:
         """None: played when collected, each game handed over as it finishes (``Executor.run``)."""
         self.transcripts, self.amend, self.on_game = transcripts, amend, on_game
         self.commit_every, self.on_stored = commit_every, on_stored
-        self.ctx = RunContext.of(context or {}).with_(run_dir=str(store.path))
+        self.ctx = context.with_(run_dir=str(store.path))
         self.played = 0
         """Games played by :meth:`collect`."""
 
@@ -234,6 +234,7 @@ def submit_planned(
     games: Sequence[PlannedGame],
     agents: Mapping[str, Any],
     *,
+    context: RunContext,
     game: str,
     seed: int,
     chunk: int = 64,
@@ -241,7 +242,6 @@ def submit_planned(
     transcripts: bool = False,
     trajectories: bool = False,
     skip_stored: bool = True,
-    context: Mapping[str, Any] | None = None,
     amend: Callable[[PlannedGame, MatchRecord], None] | None = None,
     on_game: Callable[[PlannedGame, Any], None] | None = None,
     start: bool = True,

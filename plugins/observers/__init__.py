@@ -10,14 +10,12 @@ exactly the same events.
 - **progress** — a bar on a terminal, a plain line every few seconds otherwise; counts steps
   (leagues) or games (matches, tournaments, hosted games), its total growing as the run plans
   more (``arena_run_planned``). Off when the run says ``progress: false``.
-
-Runs that still send plain mappings are read through :meth:`RunContext.of`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from arena.hookspecs import RunContext, hookimpl
 from arena.reporting import Progress, TensorBoard
@@ -27,68 +25,63 @@ _BARS: dict[str, Progress] = {}
 
 
 @hookimpl
-def arena_run_started(run: Mapping[str, Any]) -> None:
-    ctx = RunContext.of(run)
-    if not ctx.run_id:
+def arena_run_started(run: RunContext) -> None:
+    if not run.run_id:
         return
-    if ctx.tensorboard and ctx.run_dir:
-        tb = TensorBoard(Path(ctx.run_dir) / "tb")
-        if ctx.resume_step:
-            tb.session_start(ctx.resume_step)
-        _BOARDS[ctx.run_id] = tb
-    if ctx.progress:
-        _BARS[ctx.run_id] = Progress(ctx.kind, ctx.total, ctx.done, ctx.unit)
+    if run.tensorboard and run.run_dir:
+        tb = TensorBoard(Path(run.run_dir) / "tb")
+        if run.resume_step:
+            tb.session_start(run.resume_step)
+        _BOARDS[run.run_id] = tb
+    if run.progress:
+        _BARS[run.run_id] = Progress(run.kind, run.total, run.done, run.unit)
 
 
 @hookimpl
-def arena_run_planned(run: Mapping[str, Any]) -> None:
-    ctx = RunContext.of(run)
-    bar = _BARS.get(ctx.run_id)
-    if bar is not None and ctx.total is not None:
-        bar.add_total(ctx.total - (bar.total or 0))
+def arena_run_planned(run: RunContext) -> None:
+    bar = _BARS.get(run.run_id)
+    if bar is not None and run.total is not None:
+        bar.add_total(run.total - (bar.total or 0))
 
 
 @hookimpl
-def arena_metrics_recorded(step: int, metrics: dict[str, float], context: Mapping[str, Any]) -> None:
-    tb = _BOARDS.get(RunContext.of(context).run_id)
+def arena_metrics_recorded(step: int, metrics: dict[str, float], context: RunContext) -> None:
+    tb = _BOARDS.get(context.run_id)
     if tb is not None:
         tb.scalars(metrics, step)
 
 
 @hookimpl
-def arena_league_step(step: int, metrics: dict[str, float], context: Mapping[str, Any]) -> None:
-    ctx = RunContext.of(context)
-    tb = _BOARDS.get(ctx.run_id)
+def arena_league_step(step: int, metrics: dict[str, float], context: RunContext) -> None:
+    tb = _BOARDS.get(context.run_id)
     if tb is not None:
         tb.scalars(metrics, step)
-    bar = _BARS.get(ctx.run_id)
-    if bar is not None and ctx.unit == "steps":
+    bar = _BARS.get(context.run_id)
+    if bar is not None and context.unit == "steps":
         bar.advance(1)
 
 
 @hookimpl
-def arena_checkpoint_written(path: str, agent: str, context: Mapping[str, Any]) -> None:
-    tb = _BOARDS.get(RunContext.of(context).run_id)
+def arena_checkpoint_written(path: str, agent: str, context: RunContext) -> None:
+    tb = _BOARDS.get(context.run_id)
     if tb is not None:  # what a resumed run keeps is on disk by the time the step is committed
         tb.flush()
 
 
 @hookimpl
-def arena_matches_finished(results: list[Any], context: Mapping[str, Any]) -> None:
-    ctx = RunContext.of(context)
-    bar = _BARS.get(ctx.run_id)
-    if bar is not None and ctx.unit == "games":
+def arena_matches_finished(results: list[Any], context: RunContext) -> None:
+    bar = _BARS.get(context.run_id)
+    if bar is not None and context.unit == "games":
         bar.advance(len(results))
 
 
 @hookimpl
-def arena_run_finished(run: Mapping[str, Any], summary: dict[str, Any]) -> None:
-    ctx = RunContext.of(run)
-    tb = _BOARDS.pop(ctx.run_id, None)
+def arena_run_finished(run: RunContext, summary: dict[str, Any]) -> None:
+    tb = _BOARDS.pop(run.run_id, None)
     if tb is not None:
         if summary.get("leaderboard_markdown"):
             tb.text("leaderboard", summary["leaderboard_markdown"], int(summary.get("step") or 0))
         tb.close()
-    bar = _BARS.pop(ctx.run_id, None)
+    bar = _BARS.pop(run.run_id, None)
     if bar is not None:
         bar.close()
