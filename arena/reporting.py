@@ -1,4 +1,4 @@
-"""TensorBoard scalars/text and a console progress display, shared by tournaments, leagues and trainers.
+"""TensorBoard scalars/text and a console progress display, for the observer plugins every run reports to.
 
 Why here: every long-running part of arena reports the same two ways — a live bar for the
 person watching and TensorBoard events for later — and should not each re-learn how. The
@@ -7,17 +7,16 @@ TensorBoard writer uses the ``tensorboard`` package's own event writer (no torch
     with TensorBoard(run_dir / "tb") as tb:
         tb.scalar("rating/bt/cfr", 1180.0, step=400)
         tb.text("leaderboard", markdown, step=400)
-    with progress("tournament", total=240) as bar:
-        bar.advance(1); bar.add_total(60)
+    bar = Progress("tournament", total=240)
+    bar.advance(1); bar.add_total(60); bar.close()
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 
 class TensorBoard:
@@ -147,11 +146,6 @@ class Progress:
         if self._rich is not None:
             self._rich.update(self._task, total=self.total)
 
-    def describe(self, text: str) -> None:
-        self.description = text
-        if self._rich is not None:
-            self._rich.update(self._task, description=text)
-
     def _line(self) -> None:
         self._last, self._shown = time.monotonic(), self.done
         elapsed = self._last - self.start
@@ -164,27 +158,3 @@ class Progress:
             self._rich = None
         elif self.done and self.done != self._shown:
             self._line()
-
-
-class _Off:
-    def advance(self, n: int = 1) -> None:
-        pass
-
-    def add_total(self, n: int) -> None:
-        pass
-
-    def describe(self, text: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-@contextmanager
-def progress(description: str, total: int = 0, enabled: bool = True, unit: str = "games") -> Iterator[Any]:
-    """A :class:`Progress` for the duration of a block (a no-op when disabled)."""
-    bar: Any = Progress(description, total, unit=unit) if enabled else _Off()
-    try:
-        yield bar
-    finally:
-        bar.close()
