@@ -65,3 +65,20 @@ def test_fresh_venv_non_editable_install(tmp_path):
         timeout=300,
     )
     assert match.returncode == 0, match.stderr
+
+
+def test_license_is_an_spdx_expression_without_setuptools_warnings():
+    """``project.license`` as a table is deprecated (setuptools ≥ 77 warns on every install); the
+    SPDX string is read as the license expression, with no warning about it."""
+    import warnings
+
+    from setuptools.config.pyprojecttoml import apply_configuration
+    from setuptools.dist import Distribution
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dist = apply_configuration(Distribution(), REPO / "pyproject.toml")
+    assert not [str(w.message) for w in caught if "license" in str(w.message).lower()]
+    assert dist.metadata.license_expression == "Apache-2.0"
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text())["build-system"]["requires"]
+    assert "setuptools>=77" in requires  # the first setuptools that reads SPDX license strings
