@@ -114,12 +114,20 @@ def play_match(cfg: MatchConfig, game: Game, agents: list[Agent], as_json: bool)
 
 
 def print_summary(title: str, summary: MatchSummary) -> None:
-    """The per-agent table, then one line per forfeited game."""
-    rows = [
-        [name, f"{s['mean_return']:+.4f}", str(s["wins"]), str(s["draws"]), str(s["losses"]), str(s["forfeits"])]
-        for name, s in summary.as_dict().items()
-    ]
-    print_table(title, ("agent", "mean return", "wins", "draws", "losses", "forfeits"), rows, figures=True)
+    """The per-agent table, then one line per forfeited game. A one-seat game has no
+    wins/draws/losses to show: its table is the mean return with its 95% interval."""
+    if summary.one_seat:
+        rows = [
+            [name, f"{s['mean_return']:+.4f}", f"±{s['return_ci95']:.4f}", str(s["forfeits"])]
+            for name, s in summary.as_dict().items()
+        ]
+        print_table(title, ("agent", "mean return", "95% interval", "forfeits"), rows, figures=True)
+    else:
+        rows = [
+            [name, f"{s['mean_return']:+.4f}", str(s["wins"]), str(s["draws"]), str(s["losses"]), str(s["forfeits"])]
+            for name, s in summary.as_dict().items()
+        ]
+        print_table(title, ("agent", "mean return", "wins", "draws", "losses", "forfeits"), rows, figures=True)
     for r in summary.forfeits:
         if (f := r.forfeit) is not None:
             print(f"game {r.index}: {f.agent} (seat {f.player}) forfeited — {f.reason}")

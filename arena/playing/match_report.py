@@ -12,6 +12,7 @@ The document keeps its shape — ``{"game", "games", "seed", "results": [...], "
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -25,22 +26,33 @@ _TALLY = ("games", "wins", "draws", "losses", "forfeits")
 class MatchSummary:
     """Per agent: games, mean return, wins/draws/losses, forfeits. A game is won by the team
     (``result.info["teams"]``, else each seat alone) with the highest mean return; teams tied
-    for the top draw. Games are folded in index order, so totals are summed as before."""
+    for the top draw. Games are folded in index order, so totals are summed as before.
+
+    A one-seat game (blackjack) has no opponent to beat, so it counts no win, draw or loss: an
+    agent that played only such games is reported by its mean return and that mean's 95%
+    interval (``return_ci95``, the half-width 1.96·s/√n) instead."""
 
     def __init__(self, names: Sequence[str]) -> None:
-        # name -> [games, total return, wins, draws, losses, forfeits]
-        self._tally: dict[str, list[Any]] = {n: [0, 0.0, 0, 0, 0, 0] for n in names}
+        # name -> [games, total return, wins, draws, losses, forfeits, one-seat games, their sum of squares]
+        self._tally: dict[str, list[Any]] = {n: [0, 0.0, 0, 0, 0, 0, 0, 0.0] for n in names}
         self.forfeits: list[GameResult] = []
         """Forfeited games (kept: they are few, and the table lists them)."""
 
     def add(self, r: GameResult) -> None:
         returns, tally = r.returns, self._tally
         teams = r.info.get("teams") if r.info else None
-        if not teams:  # each seat alone: the common case, without the team arithmetic
+        if len(returns) == 1:  # alone at the table: a return, no outcome
+            x = returns[0]
+            t = tally.get(r.seats[0]) or tally.setdefault(r.seats[0], [0, 0.0, 0, 0, 0, 0, 0, 0.0])
+            t[0] += 1
+            t[1] += x
+            t[6] += 1
+            t[7] += x * x
+        elif not teams:  # each seat alone: the common case, without the team arithmetic
             best = max(returns)
             won = 2 if sum(x == best for x in returns) == 1 else 3  # not list.count: nan is not nan's equal
             for seat, name in enumerate(r.seats):
-                t = tally.get(name) or tally.setdefault(name, [0, 0.0, 0, 0, 0, 0])
+                t = tally.get(name) or tally.setdefault(name, [0, 0.0, 0, 0, 0, 0, 0, 0.0])
                 x = returns[seat]
                 t[0] += 1
                 t[1] += x
@@ -54,7 +66,7 @@ class MatchSummary:
                 word = (2 if len(top) == 1 else 3) if i in top else 4
                 outcome.update({seat: word for seat in team})
             for seat, name in enumerate(r.seats):
-                t = tally.get(name) or tally.setdefault(name, [0, 0.0, 0, 0, 0, 0])
+                t = tally.get(name) or tally.setdefault(name, [0, 0.0, 0, 0, 0, 0, 0, 0.0])
                 t[0] += 1
                 t[1] += returns[seat]
                 t[outcome.get(seat, 4)] += 1
@@ -62,9 +74,20 @@ class MatchSummary:
             self.forfeits.append(r)
             tally[r.seats[r.forfeit.player]][5] += 1
 
+    @property
+    def one_seat(self) -> bool:
+        """Whether every game so far was a one-seat game (and there was at least one)."""
+        return all(t[0] == t[6] for t in self._tally.values()) and any(t[0] for t in self._tally.values())
+
     def as_dict(self) -> dict[str, dict[str, Any]]:
-        out = {}
-        for name, (games, total, wins, draws, losses, forfeits) in self._tally.items():
+        out: dict[str, dict[str, Any]] = {}
+        for name, (games, total, wins, draws, losses, forfeits, solo, squares) in self._tally.items():
+            if solo and solo == games:
+                mean = total / games
+                var = max(0.0, squares / games - mean * mean) * games / max(1, games - 1)
+                ci = 1.96 * math.sqrt(var / games) if games > 1 else math.inf
+                out[name] = {"games": games, "forfeits": forfeits, "mean_return": mean, "return_ci95": ci}
+                continue
             out[name] = {
                 "games": games,
                 "wins": wins,

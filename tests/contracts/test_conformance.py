@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import yaml
 
 import arena
 from arena.registry import get_registry
 from arena.testing import check_agent, check_game, check_trainer
+from support import REPO
 
 GAMES = get_registry().names("game")
 
@@ -166,6 +168,25 @@ def test_reset_without_seed_continues_the_stream():
 )
 def test_parametrized_and_imported_games(name):
     check_game(name, games=50)
+
+
+HOLDEM_LIMIT = yaml.safe_load((REPO / "configs/match/holdem_limit_random.yaml").read_text())["game"]
+
+
+@pytest.mark.parametrize("name", ["openspiel:blackjack", HOLDEM_LIMIT, "openspiel:dou_dizhu"])
+def test_adapter_games_pass_check_game(name):
+    """One seat against a dealer, heads-up limit hold'em (``universal_poker`` with the parameters
+    of ``pyspiel.hulh_game_string``) and a three-seat game with a bidding phase all play through
+    the OpenSpiel adapter under the full kit, each with a match config."""
+    check_game(name)
+    assert arena.load_game(name).spec.num_players == {"openspiel:blackjack": 1, "openspiel:dou_dizhu": 3}.get(name, 2)
+
+
+def test_holdem_config_is_openspiels_heads_up_limit_game():
+    import pyspiel
+
+    ours = arena.load_game(HOLDEM_LIMIT).pyspiel_game.get_parameters()
+    assert ours == pyspiel.load_game(pyspiel.hulh_game_string("fcpa")).get_parameters()
 
 
 def test_env_seeding_is_reproducible():

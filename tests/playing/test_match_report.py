@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 
+import numpy as np
 import pytest
 
 import arena
@@ -132,3 +133,44 @@ def test_cli_streams_forfeits_and_writes_the_same_file(tmp_path, capsys, fresh_r
     assert len(printed["results"]) == 7 and all(r["forfeit"]["agent"] == "illegal_for_test" for r in printed["results"])
     assert printed["agents"]["illegal_for_test"]["forfeits"] == 7 and printed["agents"]["random"]["wins"] == 7
     assert not list(tmp_path.glob(".m.json.*"))  # no temp file left behind
+
+
+def test_one_seat_games_report_a_mean_return_and_no_outcomes():
+    """Alone at the table there is no one to beat: no wins, draws or losses, the mean return with
+    its 95% interval instead."""
+    results = [GameResult(i, 0, ["solo"], [x], 2, 0.0) for i, x in enumerate([1.0, -1.0, -1.0, 0.0, 1.0, -1.0])]
+    summary = MatchSummary(["solo"])
+    for r in results:
+        summary.add(r)
+    s = summary.as_dict()["solo"]
+    assert summary.one_seat and not {"wins", "draws", "losses"} & set(s)
+    assert s["games"] == 6 and s["mean_return"] == pytest.approx(-1 / 6)
+    sd = float(np.std([r.returns[0] for r in results], ddof=1))
+    assert s["return_ci95"] == pytest.approx(1.96 * sd / 6**0.5)
+    two = MatchSummary(["a", "b"])
+    two.add(GameResult(0, 0, ["a", "b"], [1.0, -1.0], 2, 0.0))
+    assert not two.one_seat and two.as_dict()["a"]["wins"] == 1
+
+
+def test_blackjack_match_agrees_with_a_plain_openspiel_loop(capsys):
+    """`arena match` on OpenSpiel's blackjack (one seat against the dealer) reports no wins, and a
+    random agent's mean return agrees with a plain pyspiel random-play loop: the reference mean
+    (10,000 games) lies inside the match's 95% interval."""
+    import pyspiel
+
+    from arena.cli import main
+
+    assert main(["match", "--game", "openspiel:blackjack", "--agents", "random", "--games", "4000", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)["agents"]["random"]
+    assert "wins" not in s and s["games"] == 4000 and s["forfeits"] == 0
+    game, rng, total, n = pyspiel.load_game("blackjack"), np.random.default_rng(0), 0.0, 10_000
+    for _ in range(n):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                actions, probs = zip(*state.chance_outcomes())
+                state.apply_action(int(rng.choice(actions, p=probs)))
+            else:
+                state.apply_action(int(rng.choice(state.legal_actions())))
+        total += state.returns()[0]
+    assert abs(s["mean_return"] - total / n) < s["return_ci95"], (s, total / n)
