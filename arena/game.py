@@ -86,6 +86,15 @@ class State:
     def observation_tensor(self, player: int) -> np.ndarray:
         raise NotImplementedError
 
+    # -- optional ---------------------------------------------------------------------------
+    def observation_struct(self, player: int) -> dict[str, Any] | None:
+        """What ``player`` sees as plain JSON (dicts, lists, strings, numbers, booleans, null):
+        the facts of :meth:`observation_text` in structure, for table renderers (``arena host``)
+        and JSON prompts. ``None`` (the default) when the game has none: clients show the text.
+        Start from :func:`decision_struct`; nothing in it may depend on what ``player`` cannot
+        know (``arena.testing.check_game`` replays other chance outcomes to check)."""
+        return None
+
     # -- with defaults ----------------------------------------------------------------------
     def is_terminal(self) -> bool:
         return self.current_player() == TERMINAL
@@ -149,10 +158,38 @@ class State:
         return f"returns {self.returns()}"
 
 
+def decision_struct(state: State, player: int, on: Any = None) -> dict[str, Any]:
+    """The part of every structured view that is about the player's own decision: its seat,
+    whether it must decide now, the legal moves with their labels (and, with ``on(action)``,
+    the things each acts on, e.g. ``["hand:12"]``, so a client can play a card by clicking it),
+    and the returns once the game is over. Whose turn it is in general is left to the game:
+    in some games (a Werewolf night) it betrays a hidden role."""
+    mine = not state.is_terminal() and player in state.acting_players()
+    out: dict[str, Any] = {"player": player, "your_turn": mine, "over": state.is_terminal()}
+    if mine:
+        kind = state.decision_kind(player)
+        out["decision"] = kind
+        if kind == "text":
+            out["max_text_length"] = state.max_text_length(player)
+        else:
+            out["legal"] = [
+                {"action": int(a), "label": state.action_label(player, a), **({"on": list(on(a))} if on else {})}
+                for a in state.legal_actions(player)
+            ]
+    if out["over"]:
+        out["returns"] = [float(x) for x in state.returns()]
+    return out
+
+
 class Game:
     """A game factory with a :class:`GameSpec`. Subclasses set ``spec`` and build states."""
 
     spec: GameSpec
+
+    web_renderer: tuple[str, str] | None = None
+    """``(package, file)`` of a JavaScript table renderer for the ``arena host`` web client,
+    shipped as package data beside the game; it draws :meth:`State.observation_struct`.
+    ``None``: the client shows the text view."""
 
     def new_initial_state(self, seed: int | None = None) -> State:
         """A fresh state. ``seed`` is only used by games with hidden internal randomness

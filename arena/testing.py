@@ -13,7 +13,10 @@ What they verify, and why the host needs it:
   Ray executors rebuild the game from it); random games end with returns inside the declared
   bounds (zero-sum when declared); chance distributions are proper; every legal action has a
   distinct label and every decision a text rendering (people and LLMs play from them);
-  results depend only on the seed, not on how games were batched.
+  results depend only on the seed, not on how games were batched. A game with structured
+  views (``observation_struct``) returns plain JSON at every decision, with the player's own
+  legal moves and labels, and leaks nothing: replaying a game with another chance outcome, a
+  player whose text and info-state key are unchanged must get the same structured view.
 - ``check_agent``: legal moves from every seat; the same seed gives the same moves on a fresh
   instance and with any batch size (agents draw from the observation's stream); a declared
   ``policy`` is a distribution over legal actions; a snapshottable agent reloads from
@@ -26,6 +29,7 @@ What they verify, and why the host needs it:
 
 from __future__ import annotations
 
+import json
 import math
 import tempfile
 from pathlib import Path
@@ -42,7 +46,7 @@ from arena.registry import get_registry
 from arena.rng import derive_seed
 from arena.trainer import Trainer, load_trainer_state, save_trainer_state
 
-__all__ = ["ConformanceError", "check_game", "check_agent", "check_trainer"]
+__all__ = ["ConformanceError", "check_game", "check_structured_views", "check_agent", "check_trainer"]
 
 
 class ConformanceError(AssertionError):
@@ -81,7 +85,26 @@ def check_game(game: str | Game, *, games: int = 200, seed: int = 0, pettingzoo_
         _check_pettingzoo(spec.full_name, spec.simultaneous, pettingzoo_cycles, what)
     for k in range(min(games, 20)):
         _walk(g, derive_seed(seed, "walk", k), what, _renderings(what))
+    check_structured_views(g, games=min(games, 3), seed=seed, walks=0)
     _check_random_play(g, games, seed, what)
+
+
+def check_structured_views(game: str | Game, *, games: int = 3, seed: int = 0, walks: int = 10) -> None:
+    """The structured-view part of :func:`check_game` (nothing when the game has none): at every
+    decision of ``walks`` random games the player's ``observation_struct`` is plain JSON offering
+    its legal moves with their labels; and ``games`` counterfactual replays (one chance outcome
+    changed) find no view that differs where the player's text and info-state key do not."""
+    g = _game(game)
+    what = f"game '{g.spec.full_name}'"
+
+    def check(state: State, player: int) -> bool:
+        _check_struct(state, player, what)
+        return True
+
+    for k in range(walks):
+        _walk(g, derive_seed(seed, "struct", k), what, check)
+    for k in range(games):
+        _check_struct_leaks(g, derive_seed(seed, "counterfactual", k), what)
 
 
 def _check_pettingzoo(name: str, simultaneous: bool, cycles: int, what: str) -> None:
@@ -157,9 +180,122 @@ def _renderings(what: str) -> Callable[[State, int], bool]:
                 what,
                 f"legal actions need distinct, non-empty labels (people and LLMs choose by label): {labels}",
             )
+        _check_struct(state, player, what)
         return True
 
     return check
+
+
+def _plain_struct(state: State, player: int, what: str) -> dict[str, Any] | None:
+    """``observation_struct(player)``, checked to survive a strict JSON round trip unchanged."""
+    view = state.observation_struct(player)
+    if view is None:
+        return None
+    _require(isinstance(view, dict), what, f"observation_struct({player}) is a {type(view).__name__}, not a dict")
+    try:
+        same = json.loads(json.dumps(view, allow_nan=False)) == view
+    except (TypeError, ValueError) as exc:
+        raise ConformanceError(f"{what}: observation_struct({player}) is not plain JSON: {exc}") from None
+    _require(same, what, f"observation_struct({player}) changes in a JSON round trip (tuples, int keys?)")
+    return view
+
+
+def _check_struct(state: State, player: int, what: str) -> None:
+    """At ``player``'s decision: its structured view offers exactly its legal moves, labelled."""
+    view = _plain_struct(state, player, what)
+    if view is None:
+        return
+    _require(
+        view.get("player") == player and view.get("your_turn") is True,
+        what,
+        "observation_struct lacks "
+        f"player={player}, your_turn=true at the player's decision (start from arena.game.decision_struct)",
+    )
+    if state.decision_kind(player) != "text":
+        want = [{"action": a, "label": state.action_label(player, a)} for a in state.legal_actions(player)]
+        got = [{"action": x.get("action"), "label": x.get("label")} for x in view.get("legal", [])]
+        _require(got == want, what, f"observation_struct legal moves {got[:6]} differ from the state's {want[:6]}")
+
+
+def _history(game: Game, seed: int) -> tuple[int, list[tuple[bool, Any]]]:
+    """A random game: the state's seed and its moves as (chance?, move) pairs (a joint move is a list)."""
+    rng = np.random.default_rng(seed)
+    state_seed = int(rng.integers(2**31))
+    state, out = game.new_initial_state(state_seed), list[tuple[bool, Any]]()
+    while not state.is_terminal() and len(out) < 2000:
+        chance = state.is_chance_node()
+        if chance:
+            outcomes = state.chance_outcomes()
+            move: Any = outcomes[int(rng.integers(len(outcomes)))][0]
+        elif state.is_simultaneous_node():
+            acting = state.acting_players()
+            move = [_random_move(state, p, rng, "") if p in acting else 0 for p in range(game.spec.num_players)]
+        else:
+            move = _random_move(state, state.current_player(), rng, "")
+        out.append((chance, move))
+        _apply(state, move)
+    return state_seed, out
+
+
+def _apply(state: State, move: Any) -> None:
+    if isinstance(move, list):
+        state.apply_actions(move)
+    else:
+        state.apply_action(move)
+
+
+def _allowed(state: State, move: Any) -> bool:
+    """Whether ``move`` (from another world's history) is a legal move here."""
+    if state.is_chance_node():
+        return move in [a for a, _ in state.chance_outcomes()]
+    if isinstance(move, list):
+        return all(
+            state.decision_kind(p) == "text" or move[p] in state.legal_actions(p) for p in state.acting_players()
+        )
+    return isinstance(move, str) or move in state.legal_actions(state.current_player())
+
+
+def _check_struct_leaks(game: Game, seed: int, what: str) -> None:
+    """Counterfactual replay: the same game with one chance outcome changed (another card dealt,
+    another role, another draw). Wherever a player's text and info-state key agree in the two
+    worlds, so must its structured view: it may not carry what the player cannot know."""
+    if game.new_initial_state(0).observation_struct(0) is None:
+        return
+    state_seed, history = _history(game, seed)
+    chances = [i for i, (c, _) in enumerate(history) if c]
+    if chances:
+        rng = np.random.default_rng(seed)
+        for i in sorted({chances[0], chances[int(rng.integers(len(chances)))]}):
+            _replay_two_worlds(game, state_seed, history, i, what)
+
+
+def _replay_two_worlds(game: Game, state_seed: int, history: list[tuple[bool, Any]], i: int, what: str) -> None:
+    worlds = [game.new_initial_state(state_seed), game.new_initial_state(state_seed)]
+    for t, (_, move) in enumerate(history):
+        moves = [move, move]
+        if t == i:
+            others = [a for a, _ in worlds[1].chance_outcomes() if a != move]
+            if not others:
+                return
+            moves[1] = others[len(others) // 2]
+        if not all(_allowed(w, m) for w, m in zip(worlds, moves)):
+            return  # the other world forbids this move: the replay ends here
+        for w, m in zip(worlds, moves):
+            _apply(w, m)
+        a, b = worlds
+        if a.is_terminal() or b.is_terminal() or a.current_player() != b.current_player():
+            return
+        for p in range(game.spec.num_players):
+            if a.observation_text(p) != b.observation_text(p):
+                continue
+            if a.information_state_key(p) != b.information_state_key(p):
+                continue
+            _require(
+                _plain_struct(a, p, what) == _plain_struct(b, p, what),
+                what,
+                f"player {p}'s structured view depends on a chance outcome its text and info-state key do not "
+                f"show (outcome {history[i][1]} replaced at step {i}, the views differ at step {t})",
+            )
 
 
 def _check_random_play(game: Game, games: int, seed: int, what: str) -> None:

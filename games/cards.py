@@ -8,12 +8,26 @@ OpenSpiel); this module adds renderings and action labels a person or an LLM can
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from arena.adapters.openspiel import OpenSpielGame, OpenSpielState
-from arena.game import GameEntry
+from arena.game import GameEntry, decision_struct
 from arena.hookspecs import hookimpl
 
 RANKS = ["Jack", "Queen", "King", "Ace", "Ten", "Nine"]
+RENDERER = ("arena.games", "cards.js")
+"""The web table for the three games: cards, chips and pot, dice and bids."""
+
+
+def _chips(state: OpenSpielState, player: int) -> dict[str, Any]:
+    """The decision part of a view; each betting move acts on its chip (``chip:<label>``)."""
+    return decision_struct(state, player, lambda a: [f"chip:{state.action_label(player, a)}"])
+
+
+def _to_move(state: OpenSpielState) -> int | None:
+    """Whose turn it is (public in these games), ``None`` at chance and at the end."""
+    p = state.current_player()
+    return p if p >= 0 else None
 
 
 def _seat(me: int, who: int, n: int) -> str:
@@ -77,9 +91,34 @@ class KuhnState(OpenSpielState):
             lines.append("Legal: " + ", ".join(self.action_label(player, a) for a in self.legal_actions(player)) + ".")
         return " ".join(lines)
 
+    def observation_struct(self, player: int) -> dict[str, Any]:
+        n, hist, moves = self.num_players(), self._s.history(), self._moves()
+        facing, bets = False, []
+        for i, a in enumerate(moves):
+            word = ("call" if a else "fold") if facing else ("bet" if a else "check")
+            bets.append({"player": i % n, "move": word})
+            facing = facing or a == 1
+        stakes = [1 + sum(a for i, a in enumerate(moves) if i % n == q) for q in range(n)]
+        out = _chips(self, player)
+        out.update(
+            game="kuhn_poker",
+            players=n,
+            deck=RANKS[: n + 1],
+            hand=[{"rank": RANKS[hist[player]]}] if len(hist) > player else [],
+            to_move=_to_move(self),
+            bets=bets,
+            stakes=stakes,
+            pot=sum(stakes),
+        )
+        if self.is_terminal():
+            shown = self._showdown_players()
+            out["showdown"] = [{"player": q, "rank": RANKS[hist[q]]} for q in shown] if len(shown) > 1 else []
+        return out
+
 
 class KuhnPoker(OpenSpielGame):
     state_class = KuhnState
+    web_renderer = RENDERER
 
     def __init__(self, players: int = 2) -> None:
         params = {} if players == 2 else {"players": players}
@@ -94,6 +133,7 @@ class KuhnPoker(OpenSpielGame):
 
 # -- Leduc hold'em ------------------------------------------------------------------------------
 _LEDUC_LABELS = {0: "fold", 1: "call", 2: "raise"}
+_BID = re.compile(r"^(\d+)-(\d+)$")
 _INFO_RE = re.compile(r"\[(\w+)(?::| ) ?([^\]]*)\]")
 
 
@@ -133,9 +173,41 @@ class LeducState(OpenSpielState):
             lines.append("Legal: " + ", ".join(self.action_label(player, a) for a in self.legal_actions(player)) + ".")
         return " ".join(lines)
 
+    def observation_struct(self, player: int) -> dict[str, Any]:
+        f = self._fields(player)
+        card, public = _card_id(f.get("Private")), _card_id(f.get("Public"))
+        names = {"0": "fold", "1": "check/call", "2": "raise"}
+        rounds = [[names.get(a, a) for a in f.get(f"Round{r}", "").split()] for r in ("1", "2")]
+        money = [int(x) for x in f.get("Money", "").split() if x.lstrip("-").isdigit()]
+        out = _chips(self, player)
+        out.update(
+            game="leduc_poker",
+            players=self.num_players(),
+            hand=[_leduc_card(card)] if card >= 0 else [],
+            board=[_leduc_card(public)] if public >= 0 else [],
+            to_move=_to_move(self),
+            round=int(f.get("Round", "1")),
+            rounds=rounds,
+            pot=int(f["Pot"]) if f.get("Pot", "").isdigit() else None,
+            stakes=[100 - m for m in money],
+            raise_size=2 if f.get("Round", "1") == "1" else 4,
+        )
+        return out
+
+
+def _card_id(field: str | None) -> int:
+    """A card number from an info-string field, -1 when absent or not dealt."""
+    text = (field or "").strip()
+    return int(text) if text.lstrip("-").isdigit() else -1
+
+
+def _leduc_card(card: int) -> dict[str, Any]:
+    return {"rank": RANKS[card // 2], "suit": card % 2 + 1}
+
 
 class LeducPoker(OpenSpielGame):
     state_class = LeducState
+    web_renderer = RENDERER
 
     def __init__(self, players: int = 2) -> None:
         params = {} if players == 2 else {"players": players}
@@ -175,9 +247,25 @@ class LiarsDiceState(OpenSpielState):
             lines.append("Legal: " + ", ".join(shown) + ".")
         return " ".join(lines)
 
+    def observation_struct(self, player: int) -> dict[str, Any]:
+        parts = self._s.information_state_string(player).split()
+        out = decision_struct(self, player, lambda a: [f"bid:{self.action_label(player, a)}"])
+        out.update(
+            game="liars_dice",
+            players=self.num_players(),
+            sides=self._sides(),
+            wild=self._sides(),
+            dice=[int(p) for p in parts if p.isdigit()],
+            bids=[{"quantity": int(m[1]), "face": int(m[2])} for m in map(_BID.match, parts) if m],
+            liar_called=bool(parts) and parts[-1] == "Liar",
+            to_move=_to_move(self),
+        )
+        return out
+
 
 class LiarsDice(OpenSpielGame):
     state_class = LiarsDiceState
+    web_renderer = RENDERER
 
     def __init__(self, numdice: int = 1, dice_sides: int = 6) -> None:
         params = {

@@ -32,7 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from arena.errors import ArenaError
-from arena.game import CHANCE, TERMINAL, Action, Game, GameEntry, GameSpec, IllegalActionError, State
+from arena.game import CHANCE, TERMINAL, Action, Game, GameEntry, GameSpec, IllegalActionError, State, decision_struct
 from arena.hookspecs import hookimpl
 
 ITEMS = ("book", "hat", "ball")
@@ -296,6 +296,32 @@ class NegotiationState(State):
                 lines.append("This is the last turn: only accepting makes a deal.")
             lines.append("Send a message first." if self.decision_kind(player) == "text" else "Your move.")
         return "\n".join(lines)
+
+    def observation_struct(self, player: int) -> dict[str, Any]:
+        """Items and own values, the public offers and speech, the standing offer; each offer
+        move acts on the items it keeps (``item:book`` ...), accepting on the standing offer."""
+
+        def on(a: int) -> list[str]:
+            return ["offer:standing"] if a == ACCEPT else [f"item:{n}" for n, k in zip(ITEMS, OFFERS[a]) if k]
+
+        out = decision_struct(self, player, on)
+        out.update(game="deal_or_no_deal", players=2, turn=self.turn + 1, max_turns=self.max_turns)
+        if len(self.values) < 2:
+            return out
+        v = self.values[player]
+        out.update(
+            items=[{"item": n, "count": c, "your_value": x} for n, c, x in zip(ITEMS, self.pool, v)],
+            pool_value=TOTAL_VALUE,
+            offers=[{"by": q, "takes": dict(zip(ITEMS, keep))} for q, keep in self.offers],
+            log=list(self.events),
+        )
+        mine = self._offer_to(player)
+        if mine is not None and self.offers[-1][0] != player and not self.is_terminal():
+            out["standing_offer"] = {"you_get": dict(zip(ITEMS, mine)), "worth": _dot(v, mine)}
+        alloc = self.allocation()
+        if alloc is not None:
+            out["deal"] = {"you_get": dict(zip(ITEMS, alloc[player])), "values": [list(x) for x in self.values]}
+        return out
 
     def brief_text(self, player: int) -> str:
         """One line: ``p0 pool 2 1 3 values 1 4 1 turn 3/4 offer 1 0 2 worth 3 last`` (module docstring)."""

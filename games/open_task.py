@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from arena.errors import ArenaError
-from arena.game import CHANCE, TERMINAL, Action, Game, GameEntry, GameSpec, IllegalActionError, State
+from arena.game import CHANCE, TERMINAL, Action, Game, GameEntry, GameSpec, IllegalActionError, State, decision_struct
 from arena.hookspecs import hookimpl
 
 GOALS = (
@@ -101,6 +101,12 @@ class OpenTaskState(State):
         i = self.instance or 0
         text = f"Task {i}: write a one-line plan to {GOALS[i % len(GOALS)]}."
         return text if self.answer is None else f"{text}\nAnswer: {self.answer}"
+
+    def observation_struct(self, player: int) -> dict[str, Any]:
+        i = self.instance or 0
+        out = decision_struct(self, player)
+        out.update(game="open_task", task=i, goal=GOALS[i % len(GOALS)], answer=self.answer)
+        return out
 
     def observation_tensor(self, player: int) -> np.ndarray:
         out = np.zeros(self.game.instances, dtype=np.float32)

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from arena.errors import ArenaError
-from arena.game import TERMINAL, Action, Game, GameEntry, GameSpec, State
+from arena.game import TERMINAL, Action, Game, GameEntry, GameSpec, State, decision_struct
 from arena.hookspecs import hookimpl
 
 
@@ -120,6 +120,21 @@ class TableTalkState(State):
                 else " Before you move, choose a message."
             )
         return text
+
+    def observation_struct(self, player: int) -> dict[str, Any] | None:
+        """The wrapped game's view (``None`` when it has none) with the table talk; the
+        decision part is this game's (a message before each move)."""
+        inner = self.inner.observation_struct(player)
+        if inner is None:
+            return None
+        mine = decision_struct(self, player)
+        out = {k: v for k, v in inner.items() if k not in ("decision", "legal", "max_text_length")}
+        out.update(mine, game="table_talk", wrapped=inner.get("game"))
+        if "legal" in inner and "legal" in mine and not self._talking():
+            out["legal"] = inner["legal"]  # the wrapped game's moves, with what they act on
+        out["talk"] = [{"player": p, "message": m} for p, m in self.said]
+        out["talking"] = self._talking()
+        return out
 
     def observation_tensor(self, player: int) -> np.ndarray:
         base = np.asarray(self.inner.observation_tensor(player), dtype=np.float32)

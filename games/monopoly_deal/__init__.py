@@ -48,6 +48,8 @@ RULES_TEXT = {
 class MonopolyDealGame(Game):
     """Factory of :class:`MonopolyDealState`; parameters are :class:`MonopolyDealConfig` fields."""
 
+    web_renderer = ("arena.games.monopoly_deal", "table.js")
+
     def __init__(self, **params: Any) -> None:
         self.cfg = MonopolyDealConfig(**params)
         c = self.cfg

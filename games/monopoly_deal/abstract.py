@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from arena.errors import ArenaError
-from arena.game import Game, GameEntry, GameSpec, IllegalActionError, State
+from arena.game import Game, GameEntry, GameSpec, IllegalActionError, State, decision_struct
 from arena.games.monopoly_deal.cards import BY_NAME, COLOURS, JUST_SAY_NO, KINDS, RENTS
 from arena.games.monopoly_deal.state import MonopolyDealState
 from arena.games.monopoly_deal.tactics import asset_cost, choose_payment, heuristic_move, property_gain
@@ -228,6 +228,12 @@ class IntentState(State):
 
     def observation_text(self, player: int) -> str:
         return self.real.observation_text(player)
+
+    def observation_struct(self, player: int) -> dict[str, Any]:
+        """The real game's view, with the intents on offer as the moves."""
+        out = {k: v for k, v in self.real.observation_struct(player).items() if k not in ("legal", "ask")}
+        out.update(decision_struct(self, player), game="monopoly_deal_intents")
+        return out
 
     def observation_tensor(self, player: int) -> np.ndarray:
         return self.real.observation_tensor(player)

@@ -190,6 +190,11 @@ class MonopolyDealState(State):
 
         return render_text(self, player)
 
+    def observation_struct(self, player: int) -> dict[str, Any]:
+        from arena.games.monopoly_deal.view import render_struct
+
+        return render_struct(self, player)
+
     def observation_tensor(self, player: int) -> np.ndarray:
         from arena.games.monopoly_deal.view import encode
 

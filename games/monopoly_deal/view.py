@@ -9,11 +9,29 @@ Seats in the tensor are relative (the observer first) so one policy serves every
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arena.games.monopoly_deal.cards import COLOUR_ID, COLOURS, KINDS, RENTS, WILD
+from arena.game import decision_struct
+from arena.games.monopoly_deal.cards import (
+    BIRTHDAY,
+    BY_NAME,
+    COLOUR_ID,
+    COLOURS,
+    DEAL_BREAKER,
+    DEBT_COLLECTOR,
+    FORCED_DEAL,
+    HOTEL,
+    HOUSE,
+    JUST_SAY_NO,
+    KINDS,
+    PASS_GO,
+    RENTS,
+    SLY_DEAL,
+    WILD,
+    WILD_RENT,
+)
 from arena.games.monopoly_deal.rules import layout_for
 
 if TYPE_CHECKING:
@@ -192,6 +210,122 @@ def render_text(s: "MonopolyDealState", p: int, recent: int = 8) -> str:
     if s.current_player() == p:
         lines.append(ASK[s.phase])
     return "\n".join(lines)
+
+
+# -- structured view --------------------------------------------------------------------------------
+def card(k: int) -> dict[str, Any]:
+    c = KINDS[k]
+    return {"kind": k, "name": c.name, "type": c.type, "value": c.value, "colours": list(c.colours)}
+
+
+def _counted(counts: list[int]) -> list[dict[str, Any]]:
+    return [{**card(k), "count": c} for k, c in enumerate(counts) if c]
+
+
+_CARD_OF = {"passgo": PASS_GO, "birthday": BIRTHDAY, "debt": DEBT_COLLECTOR, "sly": SLY_DEAL, "forced": FORCED_DEAL}
+_CARD_OF.update(dealbreaker=DEAL_BREAKER, house=HOUSE, hotel=HOTEL, jsn=JUST_SAY_NO, wildrent=WILD_RENT)
+
+
+def acts_on(s: "MonopolyDealState", p: int, m: tuple) -> list[str]:
+    """The things a move acts on, as the web table names them: ``hand:<kind>`` (a card in
+    hand), ``set:<player>:<colour>``, ``prop:<player>:<colour>:<kind>`` (a property on a table),
+    ``bank:<player>:<value>``, ``building:<player>:<colour>``, ``seat:<player>``, ``pending``, ``end``."""
+    op = m[0]
+    hand = [f"hand:{BY_NAME[_CARD_OF[op]].id}"] if op in _CARD_OF else []
+    if op in ("bank", "discard"):
+        return [f"hand:{m[1]}"]
+    if op in ("place", "rent"):
+        return [f"hand:{m[1]}", f"set:{p}:{m[2]}"]
+    if op == "move":
+        return [f"prop:{p}:{m[2]}:{m[1]}"]
+    if op in ("debt", "sly", "forced"):
+        return hand + [f"seat:{m[1]}"]
+    if op == "wildrent":
+        return hand + [f"set:{p}:{m[1]}", f"seat:{m[2]}"]
+    if op == "dealbreaker":
+        return hand + [f"set:{m[1]}:{m[2]}"]
+    if op in ("house", "hotel"):
+        return hand + [f"set:{p}:{m[1]}"]
+    if op == "paybank":
+        return [f"bank:{p}:{m[1]}"]
+    if op == "payprop":
+        return [f"prop:{p}:{m[2]}:{m[1]}"]
+    if op == "paybuilding":
+        return [f"building:{p}:{m[1]}"]
+    if op == "take":
+        return [f"prop:{s.effect['target'] if s.effect else -1}:{m[2]}:{m[1]}"]
+    if op == "give":
+        return [f"prop:{p}:{m[2]}:{m[1]}"]
+    if op == "accept":
+        return ["pending"]
+    return hand or (["end"] if op == "end" else [])
+
+
+def _seat_struct(s: "MonopolyDealState", q: int, p: int) -> dict[str, Any]:
+    sets = []
+    for c in range(len(COLOURS)):
+        pile = s.props[q][c]
+        if pile:
+            sets.append(
+                {
+                    "colour": COLOURS[c],
+                    "colour_id": c,
+                    "cards": [card(k) for k in pile],
+                    "size": len(RENTS[COLOURS[c]]),
+                    "complete": s.is_complete(q, c),
+                    "house": s.house[q][c],
+                    "hotel": s.hotel[q][c],
+                    "rent": s.rent(q, c),
+                }
+            )
+    return {
+        "player": q,
+        "you": q == p,
+        "hand_size": s.hand_size[q],
+        "complete_sets": s.complete_sets(q),
+        "bank": {"total": s.bank_value(q), "cards": _counted(s.banks[q])},
+        "sets": sets,
+    }
+
+
+def render_struct(s: "MonopolyDealState", p: int) -> dict[str, Any]:
+    """The structured view: the player's hand, every seat's bank and property sets (with
+    progress toward a full set), piles, the pending obligation and the player's own log; each
+    legal move says what it acts on (:func:`acts_on`). Same facts as :func:`render_text`."""
+    r = s.rules
+    out = decision_struct(s, p, lambda a: acts_on(s, p, s.layout.moves[a]))
+    out.update(game="monopoly_deal", variant=r.variant, players=s.n, sets_to_win=r.sets_to_win)
+    out["log"] = list(s.logs[p])
+    if s.phase == "deal":
+        return out
+    out.update(
+        turn=s.turn,
+        max_turns=s.cfg.max_turns,
+        to_move=s.player if s.phase != "over" else None,
+        plays_left=s.plays_left,
+        plays_per_turn=r.plays_per_turn,
+        draw_pile=s.draw_total,
+        discard=_counted(s.discard),
+        hand=_counted(s.hands[p]),
+        seats=[_seat_struct(s, q, p) for q in [p] + s.others(p)],
+    )
+    pend = pending_text(s, p)
+    if pend:
+        e = s.effect or {}
+        out["pending"] = {
+            "op": e.get("op"),
+            "by": e.get("by"),
+            "target": s.target if s.target >= 0 else None,
+            "amount": e.get("amount"),
+            "owed": s.owed if s.phase == "pay" else None,
+            "just_say_no": s.jsn_count,
+            "text": pend,
+        }
+    if s.phase == "over":
+        out["winner"] = s.winner if s.winner >= 0 else None
+    elif out["your_turn"]:
+        out["ask"] = ASK[s.phase]
+    return out
 
 
 def phase_tag(s: "MonopolyDealState", p: int) -> str:

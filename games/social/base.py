@@ -15,7 +15,17 @@ from typing import Any, Sequence
 import numpy as np
 
 from arena.errors import ArenaError
-from arena.game import CHANCE, SIMULTANEOUS, TERMINAL, Action, Game, GameSpec, IllegalActionError, State
+from arena.game import (
+    CHANCE,
+    SIMULTANEOUS,
+    TERMINAL,
+    Action,
+    Game,
+    GameSpec,
+    IllegalActionError,
+    State,
+    decision_struct,
+)
 
 CONTINUE, STOP = 0, 1
 
@@ -90,6 +100,19 @@ class RoundState(State):
     def information_state_key(self, player: int) -> str:
         moves = ";".join(",".join(map(str, j)) for j in self.history)
         return f"p{player} r{self.round} [{moves}]"
+
+    def round_struct(self, player: int) -> dict[str, Any]:
+        """The facts every round game shows: the round, the horizon, the running totals (the
+        co-players' too: payoffs follow from the public moves) and the player's own decision."""
+        out = decision_struct(self, player)
+        out.update(
+            game=self.game.spec.name,
+            players=self.num_players(),
+            round=min(self.round + 1, self.game.horizon),
+            horizon=self.game.horizon,
+            totals=[float(x) for x in self.totals],
+        )
+        return out
 
     def summary(self) -> str:
         return f"{self.round} rounds, returns " + ", ".join(f"{x:+g}" for x in self.returns())

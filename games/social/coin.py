@@ -94,6 +94,18 @@ class CoinState(RoundState):
             rows.append(" ".join(row))
         return "\n".join(rows)
 
+    def observation_struct(self, player: int) -> dict[str, Any]:
+        out = self.round_struct(player)
+        out.update(
+            size=self.game.size,
+            you=COLOURS[player],
+            agents=[{"colour": COLOURS[q], "row": self.pos[q][0], "col": self.pos[q][1]} for q in range(2)],
+            coin={"colour": COLOURS[self.coin_colour], "row": self.coin[0], "col": self.coin[1]},
+            grid=self.grid_text().split("\n"),
+            picks={"own": int(self.picks[player][0]), "other": int(self.picks[player][1])},
+        )
+        return out
+
     def observation_text(self, player: int) -> str:
         me = COLOURS[player]
         lines = [

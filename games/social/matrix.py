@@ -102,6 +102,17 @@ class MatrixState(RoundState):
             lines.append(f"Legal: {lab[0]}, {lab[1]}.")
         return " ".join(lines)
 
+    def observation_struct(self, player: int) -> dict[str, Any]:
+        g, lab = self.game, self.game.labels
+        m = g.matrix
+        out = self.round_struct(player)
+        out.update(
+            moves=list(lab),
+            payoffs=[{"you": lab[a], "other": lab[b], "payoffs": [m[a][b], m[b][a]]} for a in (0, 1) for b in (0, 1)],
+            history=[{"you": lab[j[player]], "other": lab[j[1 - player]]} for j in self.history],
+        )
+        return out
+
     def brief_text(self, player: int) -> str:
         lab = self.game.labels
         if self.is_terminal():

@@ -44,6 +44,17 @@ class PublicGoodsState(RoundState):
     def action_label(self, player: int, action: int) -> str:
         return f"give {action}"
 
+    def observation_struct(self, player: int) -> dict[str, Any]:
+        g = self.game
+        out = self.round_struct(player)
+        out.update(
+            endowment=g.endowment,
+            multiplier=g.multiplier,
+            return_per_token=g.multiplier / g.players,
+            last_round={f"player {q}": self.history[-1][q] for q in range(g.players)} if self.history else None,
+        )
+        return out
+
     def observation_text(self, player: int) -> str:
         g = self.game
         lines = [

@@ -191,6 +191,32 @@ class TrustSplitState(RoundState):
             lines.append(f"Legal: claim 0..{g.coins}.")
         return " ".join(lines)
 
+    def observation_struct(self, player: int) -> dict[str, Any]:
+        out = self.round_struct(player)
+        out.update(
+            coins=self.game.coins,
+            coin_values={"upper": HIGH, "lower": LOW},
+            rounds=[
+                {
+                    "upper": "you" if r["upper"] == player else "other",
+                    "claims": {"you": r["claims"][player], "other": r["claims"][1 - player]},
+                    "points": r["rewards"][player],
+                }
+                for r in self.rounds
+            ],
+            talk=[
+                {"by": "you" if p == player else "other", "text": text}
+                for r, p, text in self.messages
+                if r == self.round
+            ],
+        )
+        if self.hands is not None:
+            out["hand"] = HANDS[self.hands[player]]
+            if self._hands_visible():
+                out["other_hand"] = HANDS[self.hands[1 - player]]
+                out["upper_hand"] = beats(self.hands[player], self.hands[1 - player])
+        return out
+
     def information_state_key(self, player: int) -> str:
         seen = [(r["upper"] == player, r["claims"]) for r in self.rounds]
         hand = (

@@ -22,6 +22,8 @@ from arena.hookspecs import hookimpl
 class WerewolfGame(Game):
     """Factory of :class:`WerewolfState`; parameters are :class:`WerewolfConfig` fields."""
 
+    web_renderer = ("arena.games.werewolf", "table.js")
+
     def __init__(self, **params: Any) -> None:
         self.cfg = WerewolfConfig(**params)
         c = self.cfg

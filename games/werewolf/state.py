@@ -17,7 +17,7 @@ import numpy as np
 from arena.game import CHANCE, TERMINAL, Action, GameSpec, IllegalActionError, State
 from arena.games.werewolf.rules import CLAIMABLE, DOCTOR, ROLE_NAMES, SEER, VILLAGER, WOLF, ActionLayout, WerewolfConfig
 from arena.games.werewolf.scripted import ScriptedPolicy
-from arena.games.werewolf.view import encode, render_brief, render_text
+from arena.games.werewolf.view import encode, render_brief, render_struct, render_text
 
 _TEXT_PATTERNS = [
     ("claim", re.compile(r"\bclaim(?:s|ing)?\s+(?:to\s+be\s+)?(?:the\s+|a\s+)?(villager|seer|doctor)\b", re.I)),
@@ -263,6 +263,9 @@ class WerewolfState(State):
 
     def observation_text(self, player: int) -> str:
         return render_brief(self, player) if self.cfg.text == "brief" else render_text(self, player)
+
+    def observation_struct(self, player: int) -> dict[str, Any]:
+        return render_struct(self, player)
 
     def observation_tensor(self, player: int) -> np.ndarray:
         if player in self.dead_view:

@@ -9,10 +9,11 @@ tensor without reaching into the state.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from arena.game import decision_struct
 from arena.games.werewolf.rules import CLAIMABLE, DOCTOR, ROLE_NAMES, SEER, WOLF
 
 if TYPE_CHECKING:
@@ -191,6 +192,65 @@ def render_text(s: "WerewolfState", p: int) -> str:
         }
         lines.append(ask.get(s.decision(), ""))
     return "\n".join(lines)
+
+
+def _acts_on(s: "WerewolfState", action: int) -> list[str]:
+    """What a move acts on, for clients: a seat (``seat:3``, ``seat:abstain``) or a role claim."""
+    if action < s.n:
+        return [f"seat:{action}"]
+    if action == s.layout.abstain:
+        return ["seat:abstain"]
+    kind, arg = s.layout.speech(action)
+    if kind == "claim":
+        return [f"claim:{ROLE_NAMES[arg].lower()}"]
+    return [] if kind == "silent" else [f"seat:{arg}"]
+
+
+def render_struct(s: "WerewolfState", p: int) -> dict[str, Any]:
+    """The structured view: the seats (alive, and what ``p``'s role knows of them), the day and
+    phase, the last public vote table, the decision asked and ``p``'s own log. Built from the
+    same facts as :func:`render_text`; a dead player, who no longer hears, gets no day, phase,
+    reveals or votes past its death (only the alive list, as in the text)."""
+    n = s.n
+    out = decision_struct(s, p, lambda a: _acts_on(s, a))
+    out.update(game="werewolf", players=n, wolves=s.cfg.num_wolves, max_days=s.cfg.max_days, log=list(s.logs[p]))
+    if len(s.roles) < n:
+        return out
+    role, hears = s.roles[p], s.alive[p] or s.winner is not None
+    out.update(role=ROLE_NAMES[role].lower(), alive=s.alive[p])
+    seats: list[dict[str, Any]] = []
+    for q in range(n):
+        seat: dict[str, Any] = {"seat": q, "alive": s.alive[q], "you": q == p}
+        if role == WOLF and s.roles[q] == WOLF:
+            seat["werewolf"] = True
+        if role == SEER and q in s.checks:
+            r = s.checks[q]
+            seat["checked"] = (
+                ROLE_NAMES[r].lower()
+                if s.cfg.seer_learns == "role"
+                else ("werewolf" if r == WOLF else "not a werewolf")
+            )
+        if hears and s.revealed[q] >= 0:
+            seat["revealed"] = ROLE_NAMES[s.revealed[q]].lower()
+        if s.winner is not None:
+            seat["role"] = ROLE_NAMES[s.roles[q]].lower()
+        seats.append(seat)
+    out["seats"] = seats
+    if role == DOCTOR and s.last_protect >= 0:
+        out["last_protected"] = s.last_protect
+    if hears:
+        out["day"] = s.day
+        out["phase"] = "over" if s.winner is not None else ("night" if s.phase in ("night", "dawn") else "day")
+        out["votes"] = [{"voter": q, "for": t if t >= 0 else "abstain"} for q, t in enumerate(s.last_votes) if t >= -1]
+        if s.candidates is not None:
+            out["runoff"] = list(s.candidates)
+        if p in s.votes and s.phase in ("vote", "runoff"):
+            out["your_vote"] = s.votes[p] if s.votes[p] >= 0 else "abstain"
+    if s.winner is not None:
+        out["winner"] = s.winner
+    if out["your_turn"]:
+        out["ask"] = s.decision()
+    return out
 
 
 # Brief rendering: each line of a player's own log in a few words (``None``: the line is left out).

@@ -1,4 +1,4 @@
-"""Monopoly Deal hidden information and faces: no player's view (text, info-state key, tensor)
+"""Monopoly Deal hidden information and faces: no player's view (text, info-state key, tensor, structure)
 depends on another player's hand or on the draw pile; the tensor decodes back to the state; the
 PettingZoo face passes ``api_test`` for every variant; the BORG facts are in every view."""
 
@@ -31,7 +31,7 @@ def random_history(game, seed: int) -> list[int]:
 
 
 def views(s, p):
-    return s.observation_text(p), s.information_state_key(p), s.observation_tensor(p)
+    return s.observation_text(p), s.information_state_key(p), s.observation_tensor(p), s.observation_struct(p)
 
 
 def kept_draws(game, moves: list[int], observer: int) -> set[int]:
@@ -57,7 +57,8 @@ def kept_draws(game, moves: list[int], observer: int) -> set[int]:
 def test_views_do_not_depend_on_other_hands_or_the_deck(name, seed):
     """Replay a random game in a second world where the cards other players keep in hand to the
     end are different cards (so their hands and the draw pile differ, their public moves do
-    not). At every step the observer's text, info-state key and tensor must be identical."""
+    not). At every step the observer's text, info-state key, tensor and structured view must be
+    identical."""
     game = arena.load_game(name)
     moves = random_history(game, seed)
     rng = np.random.default_rng(1000 + seed)
@@ -80,11 +81,12 @@ def test_views_do_not_depend_on_other_hands_or_the_deck(name, seed):
                 break  # a later draw of a card the other world used up
             s1.apply_action(move)
             s2.apply_action(other)
-            t1, k1, x1 = views(s1, observer)
-            t2, k2, x2 = views(s2, observer)
+            t1, k1, x1, v1 = views(s1, observer)
+            t2, k2, x2, v2 = views(s2, observer)
             assert t1 == t2
             assert k1 == k2
             assert np.array_equal(x1, x2)
+            assert v1 == v2
             compared += 1
         assert compared > 30
         assert s1.hands != s2.hands  # the worlds really differ

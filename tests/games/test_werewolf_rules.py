@@ -286,7 +286,7 @@ def swapped_history(history, a, b):
 def test_observations_leak_nothing_a_role_may_not_know(players, talk, text, seed, data):
     """Exchanging the hidden roles of two seats that ``p`` cannot tell apart (any two others for
     a Villager or Doctor; two non-wolves for a Werewolf or a team-mode Seer), and replaying the
-    same moves, must leave ``p``'s text, info-state key and tensor unchanged at every step (until
+    same moves, must leave ``p``'s text, info-state key, tensor and structured view unchanged at every step (until
     the two worlds' turn structure diverges, e.g. a kill removes the Doctor in one world only).
     Both text renderings: the full log and ``text=brief``."""
     game = WerewolfGame(players=players, talk=talk, text=text)
@@ -310,6 +310,7 @@ def test_observations_leak_nothing_a_role_may_not_know(players, talk, text, seed
         assert s1.observation_text(p) == s2.observation_text(p)
         assert s1.information_state_key(p) == s2.information_state_key(p)
         assert np.array_equal(s1.observation_tensor(p), s2.observation_tensor(p))
+        assert s1.observation_struct(p) == s2.observation_struct(p)
     # and the two worlds really differ for someone
     assert s1.roles != s2.roles or roles[a] == roles[b]
 
