@@ -122,12 +122,11 @@ def print_summary(title: str, summary: MatchSummary) -> None:
             for name, s in summary.as_dict().items()
         ]
         print_table(title, ("agent", "mean return", "95% interval", "forfeits"), rows, figures=True)
-    else:
-        rows = [
-            [name, f"{s['mean_return']:+.4f}", str(s["wins"]), str(s["draws"]), str(s["losses"]), str(s["forfeits"])]
-            for name, s in summary.as_dict().items()
-        ]
-        print_table(title, ("agent", "mean return", "wins", "draws", "losses", "forfeits"), rows, figures=True)
+    else:  # with what the harness did: invalid answers, retries, substituted moves
+        keys = ("wins", "draws", "losses", "forfeits", "invalid_attempts", "retries", "substitutions")
+        rows = [[name, f"{s['mean_return']:+.4f}", *(str(s[k]) for k in keys)] for name, s in summary.as_dict().items()]
+        head = ("agent", "mean return", "wins", "draws", "losses", "forfeits", "invalid", "retries", "substituted")
+        print_table(title, head, rows, figures=True)
     for r in summary.forfeits:
         if (f := r.forfeit) is not None:
             print(f"game {r.index}: {f.agent} (seat {f.player}) forfeited — {f.reason}")

@@ -7,7 +7,10 @@ outcomes and the agents' sampling use it, so the same seed gives the same result
 the batch size, the order of games or the executor.
 
 An illegal action, an exception or a timeout forfeits the game for the agent at fault; the
-reason is recorded and the other games go on.
+reason is recorded and the other games go on. An agent may give up a decision on purpose (its
+info dict names ``forfeit``: the reason); what a harness did to reach an action — invalid
+attempts, retries, substituted moves (info keys in :data:`HARNESS_KEYS`) — is counted per seat
+into ``GameResult.info["harness"]``, so no report hides it.
 """
 
 from __future__ import annotations
@@ -50,6 +53,11 @@ class GameResult:
     transcript: list[str] | None = None
     info: dict[str, Any] = field(default_factory=dict)
     """Game-specific outcome details (e.g. Werewolf's roles and winning side)."""
+
+
+HARNESS_KEYS = ("invalid_attempts", "retries", "substituted")
+"""Decision-info keys the runner counts per seat: answers that named no legal move, re-asks,
+and moves the harness substituted for the agent's own (``substituted`` is a bool)."""
 
 
 def game_rng(seed: int, index: int) -> GameRandom:
@@ -108,6 +116,7 @@ class _Slot:
         "done",
         "returns",
         "forfeit",
+        "harness",
     )
 
     def __init__(
@@ -126,6 +135,7 @@ class _Slot:
         self.done = False
         self.returns: list[float] | None = None
         self.forfeit: Forfeit | None = None
+        self.harness: dict[int, list[int]] | None = None  # seat -> HARNESS_KEYS counts
         self.pending: dict[int, Any] | None = None  # simultaneous moves collected so far
         self.log = _Log() if record else None
 
@@ -368,12 +378,16 @@ def _decide(agent: Agent, decisions: list[_Decision], timeout: float | None, hun
         for slot, p, _ in decisions:
             _forfeit(slot, p, agent, reason)
         return
+    if infos is not None:
+        _count_harness(decisions, infos)
     if not record or infos is None:  # the common case, kept lean: no info dicts, no trajectories
-        for (slot, p, obs), action in zip(decisions, actions):
+        for k, ((slot, p, obs), action) in enumerate(zip(decisions, actions)):
             if slot.done:
                 continue
             if not (type(action) is int and action in obs.legal_actions):
                 problem = _check_action(obs, action)
+                if problem and infos is not None:
+                    problem = _given_up(infos[k]) or problem
                 if problem:
                     _forfeit(slot, p, agent, problem)
                     continue
@@ -391,6 +405,7 @@ def _decide(agent: Agent, decisions: list[_Decision], timeout: float | None, hun
         if not (type(action) is int and action in obs.legal_actions):  # fast path for the common case
             problem = _check_action(obs, action)
             if problem:
+                problem = _given_up(info) or problem
                 _forfeit(slot, p, agent, problem)
                 continue
             if isinstance(action, np.integer):
@@ -402,6 +417,25 @@ def _decide(agent: Agent, decisions: list[_Decision], timeout: float | None, hun
             slot.pending[p] = action
         else:
             slot.state.apply_action(action)
+
+
+def _count_harness(decisions: list[_Decision], infos: list[dict]) -> None:
+    """Fold the decisions' :data:`HARNESS_KEYS` into their games' per-seat counts."""
+    for (slot, p, _), info in zip(decisions, infos):
+        if not info or not ("invalid_attempts" in info or "retries" in info or "substituted" in info):
+            continue
+        if slot.harness is None:
+            slot.harness = {}
+        counts = slot.harness.setdefault(p, [0, 0, 0])
+        counts[0] += int(info.get("invalid_attempts") or 0)
+        counts[1] += int(info.get("retries") or 0)
+        counts[2] += 1 if info.get("substituted") else 0
+
+
+def _given_up(info: dict | None) -> str | None:
+    """The reason an agent gave for giving up a decision (info ``forfeit``), as a forfeit reason."""
+    reason = info.get("forfeit") if info else None
+    return f"no legal move: {reason}" if reason else None
 
 
 def _call(
@@ -508,6 +542,12 @@ class _Finisher:
                 reports = self.info_of[kind] = kind.outcome_info is not State.outcome_info
             if reports:
                 info = state.outcome_info()
+        if slot.harness is not None:
+            seats = range(len(returns))
+            info = {
+                **info,
+                "harness": {k: [slot.harness.get(p, [0, 0, 0])[j] for p in seats] for j, k in enumerate(HARNESS_KEYS)},
+            }
         names = self.names.get(id(slot.agents))
         return GameResult(
             slot.index,

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Sequence
 
-from arena.playing.match import GameResult
+from arena.playing.match import HARNESS_KEYS, GameResult
 
 _TALLY = ("games", "wins", "draws", "losses", "forfeits")
 
@@ -35,6 +35,8 @@ class MatchSummary:
     def __init__(self, names: Sequence[str]) -> None:
         # name -> [games, total return, wins, draws, losses, forfeits, one-seat games, their sum of squares]
         self._tally: dict[str, list[Any]] = {n: [0, 0.0, 0, 0, 0, 0, 0, 0.0] for n in names}
+        # name -> [invalid attempts, retries, substitutions]: what the harness did for the agent
+        self._harness: dict[str, list[int]] = {n: [0, 0, 0] for n in names}
         self.forfeits: list[GameResult] = []
         """Forfeited games (kept: they are few, and the table lists them)."""
 
@@ -73,6 +75,12 @@ class MatchSummary:
         if r.forfeit is not None:
             self.forfeits.append(r)
             tally[r.seats[r.forfeit.player]][5] += 1
+        harness = r.info.get("harness") if r.info else None
+        if harness:
+            for seat, name in enumerate(r.seats):
+                h = self._harness.setdefault(name, [0, 0, 0])
+                for j, key in enumerate(HARNESS_KEYS):
+                    h[j] += int(harness[key][seat])
 
     @property
     def one_seat(self) -> bool:
@@ -87,6 +95,9 @@ class MatchSummary:
                 var = max(0.0, squares / games - mean * mean) * games / max(1, games - 1)
                 ci = 1.96 * math.sqrt(var / games) if games > 1 else math.inf
                 out[name] = {"games": games, "forfeits": forfeits, "mean_return": mean, "return_ci95": ci}
+                out[name].update(
+                    zip(("invalid_attempts", "retries", "substitutions"), self._harness.get(name, [0, 0, 0]))
+                )
                 continue
             out[name] = {
                 "games": games,
@@ -95,6 +106,7 @@ class MatchSummary:
                 "losses": losses,
                 "forfeits": forfeits,
                 "mean_return": total / max(1, games),
+                **dict(zip(("invalid_attempts", "retries", "substitutions"), self._harness.get(name, [0, 0, 0]))),
             }
         return out
 

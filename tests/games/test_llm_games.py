@@ -92,7 +92,15 @@ def test_scored_mode_plays_every_text_game_legally(name, model):
 def test_generated_mode_counts_invalid_attempts_and_falls_back(name, model):
     game = load_game(name)
     agent = load_agent(
-        {"name": "llm", "model": model, "mode": "generated", "retries": 1, "max_new_tokens": 3, "max_text_tokens": 8},
+        {
+            "name": "llm",
+            "model": model,
+            "mode": "generated",
+            "retries": 1,
+            "fallback": "random",
+            "max_new_tokens": 3,
+            "max_text_tokens": 8,
+        },
         game,
     )
     results = play_games(game, [agent] * game.spec.num_players, num_games=1, seed=2, record=True)

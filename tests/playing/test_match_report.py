@@ -37,7 +37,11 @@ def reference_summary(results, names):
                 s["wins" if i in top and len(top) == 1 else "draws" if i in top else "losses"] += 1
                 s["forfeits"] += bool(r.forfeit and r.forfeit.player == seat)
     return {
-        n: {**{k: v for k, v in s.items() if k != "total"}, "mean_return": s["total"] / max(1, s["games"])}
+        n: {
+            **{k: v for k, v in s.items() if k != "total"},
+            "mean_return": s["total"] / max(1, s["games"]),
+            **{k: 0 for k in ("invalid_attempts", "retries", "substitutions")},  # no harness in these games
+        }
         for n, s in out.items()
     }
 

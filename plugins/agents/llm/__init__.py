@@ -30,7 +30,8 @@ PARAMS: dict[str, Any] = {
     "mode": "scored",
     "temperature": 1.0,
     "retries": 2,
-    "fallback": "random",
+    "fallback": "forfeit",
+    "legal_moves": True,
     "retry_temperature": 1.0,
     "max_new_tokens": 16,
     "max_text_tokens": 64,
@@ -162,13 +163,14 @@ def make_llm_agent(
     mode: str = "scored",
     temperature: float = 1.0,
     retries: int = 2,
-    fallback: str = "random",
+    fallback: str = "forfeit",
     retry_temperature: float = 1.0,
     max_new_tokens: int = 16,
     max_text_tokens: int = 64,
     cache: bool = False,
     score: str = "sum",
     chat: Any = "auto",
+    legal_moves: bool = True,
     instruction: str | None = None,
     templates: str | None = None,
     **backend_kw: Any,
@@ -181,8 +183,12 @@ def make_llm_agent(
     if chat not in ("auto", True, False):
         raise ArenaError(f"llm agent: chat must be auto, true or false, not {chat!r}")
     check_settings(mode, fallback, score, int(retries), int(max_new_tokens), int(max_text_tokens), float(temperature))
+    if legal_moves not in (True, False):
+        raise ArenaError(f"llm agent: legal_moves must be true or false, not {legal_moves!r}")
     b = make_backend(backend, model, chat=chat, **backend_kw)
-    prompts = PromptBuilder(load_templates(templates), instruction, chat=b.render_chat, use_chat=chat is not False)
+    prompts = PromptBuilder(
+        load_templates(templates), instruction, chat=b.render_chat, use_chat=chat is not False, legal_moves=legal_moves
+    )
     agent = LLMAgent(
         b,
         mode=mode,

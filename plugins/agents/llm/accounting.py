@@ -1,4 +1,4 @@
-"""Per-agent usage counters: tokens in/out, latency, invalid attempts, fallbacks.
+"""Per-agent usage counters: tokens in/out, latency, invalid attempts, fallbacks, forfeits.
 
 Each decision's own numbers also go into its ``act_batch_info`` dict, so recorded
 trajectories (and the run store that keeps them) carry them; ``write_tensorboard`` puts the
@@ -21,6 +21,7 @@ class Usage:
     invalid_attempts: int = 0
     retries: int = 0
     fallbacks: int = 0
+    forfeits: int = 0
     cache_hits: int = 0
 
     def as_dict(self) -> dict[str, Any]:

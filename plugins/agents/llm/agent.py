@@ -53,7 +53,7 @@ class LLMAgent(Agent):
         temperature: float = 1.0,
         prompts: PromptBuilder | None = None,
         retries: int = 2,
-        fallback: str = "random",
+        fallback: str = "forfeit",
         retry_temperature: float = 1.0,
         max_new_tokens: int = 16,
         max_text_tokens: int = 64,
@@ -64,7 +64,7 @@ class LLMAgent(Agent):
         if (mode == "scored" or fallback == "scored") and not backend.supports_scoring:
             raise ArenaError(
                 f"llm agent: backend '{backend.name}' cannot score actions in this configuration; "
-                "use mode=generated with fallback=random or first"
+                "use mode=generated with fallback=forfeit, random or first"
             )
         self.backend, self.mode, self.temperature = backend, mode, float(temperature)
         self.prompts = prompts or PromptBuilder(chat=backend.render_chat)
@@ -182,7 +182,9 @@ class LLMAgent(Agent):
         """Batched generation with the retry rule of :mod:`selection`; one backend call per round."""
         pending = list(idx)
         for i in pending:
-            infos[i].update(attempts=[], invalid_attempts=0, tokens_in=0, tokens_out=0, latency_s=0.0, fallback=False)
+            infos[i].update(
+                attempts=[], invalid_attempts=0, retries=0, tokens_in=0, tokens_out=0, latency_s=0.0, fallback=False
+            )
         for round_ in range(self.retries + 1):
             if not pending:
                 break
@@ -211,6 +213,7 @@ class LLMAgent(Agent):
                 info["tokens_out"] += g.tokens_out
                 info["latency_s"] += dt
                 info["attempts"].append(g.text)
+                info["retries"] += 1 if round_ else 0
                 info.update(
                     prompt_ids=g.prompt_ids, completion_ids=g.completion_ids, completion_logprobs=g.token_logprobs
                 )
@@ -231,9 +234,14 @@ class LLMAgent(Agent):
             self._fall_back(observations[i], prompts[i], i, actions, infos)
 
     def _fall_back(self, o: Observation, prompt: str, i: int, actions: list, infos: list[dict]) -> None:
-        self.usage.fallbacks += 1
-        infos[i]["fallback"] = True
         infos[i].pop("log_prob", None)  # the action did not come from the sampled text
+        if self.fallback == "forfeit":  # no move is made up: the match runner forfeits the game
+            self.usage.forfeits += 1
+            tried = infos[i]["attempts"]
+            infos[i]["forfeit"] = f"{len(tried)} answer(s) named no legal action (last: {tried[-1][:80]!r})"
+            return
+        self.usage.fallbacks += 1
+        infos[i]["fallback"] = infos[i]["substituted"] = True
         if self.fallback == "first":
             actions[i] = o.legal_actions[0]
         elif self.fallback == "random":

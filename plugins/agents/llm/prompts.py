@@ -1,5 +1,7 @@
 """Prompts from observations: a per-game instruction plus the game's own text rendering and
-the legal actions, wrapped in the model's chat template when it has one.
+the legal actions, wrapped in the model's chat template when it has one. With
+``legal_moves=False`` the list is left out (the model must work out what is legal from the
+rules and the situation, as in Kaggle's Game Arena harness); the answer is still checked.
 
 Templates are plain ``str.format`` strings with the fields ``{instruction}``,
 ``{observation}``, ``{actions}`` (labels joined by ", "), ``{game}`` and ``{max_chars}``.
@@ -44,6 +46,7 @@ INSTRUCTIONS: dict[str, str] = {
 }
 
 CHOICE = "{observation}\nLegal actions: {actions}\nAnswer with exactly one legal action.\nAction:"
+CHOICE_UNLISTED = "{observation}\nAnswer with exactly one legal action.\nAction:"
 TEXT = "{observation}\nWrite what you say to the other players (at most {max_chars} characters).\nMessage:"
 FIELDS = {"instruction", "choice", "text"}
 
@@ -99,8 +102,10 @@ class PromptBuilder:
         instruction: str | None = None,
         chat: Callable[[list[dict[str, str]]], str | None] | None = None,
         use_chat: bool = True,
+        legal_moves: bool = True,
     ) -> None:
         self.overrides = dict(overrides or {})
+        self.legal_moves = legal_moves
         self.instruction = instruction
         self.chat = chat if use_chat else None
         self._cache: dict[str, PromptTemplate] = {}
@@ -108,7 +113,14 @@ class PromptBuilder:
 
     def template(self, game_name: str) -> PromptTemplate:
         if game_name not in self._cache:
-            self._cache[game_name] = template_for(game_name, self.overrides, self.instruction)
+            tpl = template_for(game_name, self.overrides, self.instruction)
+            if not self.legal_moves:
+                if tpl.choice != CHOICE and "{actions}" in tpl.choice:
+                    raise ArenaError(
+                        f"llm agent: legal_moves=false, but the choice template for '{game_name}' lists {{actions}}"
+                    )
+                tpl = replace(tpl, choice=CHOICE_UNLISTED if tpl.choice == CHOICE else tpl.choice)
+            self._cache[game_name] = tpl
         return self._cache[game_name]
 
     def build(self, obs: Observation) -> str:

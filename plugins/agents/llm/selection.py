@@ -9,8 +9,10 @@ best). Always legal, and the exact distribution is known.
 completion that names no legal action is an invalid attempt; the decision is re-sampled with
 a new seed up to ``retries`` more times (at ``retry_temperature`` when sampling was greedy,
 since greedy decoding would repeat itself); when every attempt fails the ``fallback`` applies:
-``random`` (uniform legal action from the game's generator), ``scored`` (sample the scored
-policy) or ``first`` (first legal action). Every invalid attempt is counted and kept.
+``forfeit`` (the default: no move is made up, the game is forfeited with the reason), or a
+substituted move, marked ``substituted`` in the decision's info: ``random`` (uniform legal
+action from the game's generator), ``scored`` (sample the scored policy) or ``first`` (first
+legal action). Every invalid attempt is counted and kept.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Sequence
 
 from arena.agent import Observation
 
-FALLBACKS = ("random", "scored", "first")
+FALLBACKS = ("forfeit", "random", "scored", "first")
 _BRACKET = re.compile(r"\[([^\[\]\n]{1,60})\]")
 _BOXED = re.compile(r"\\boxed\{([^{}\n]{1,60})\}")
 

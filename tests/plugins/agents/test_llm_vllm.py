@@ -43,7 +43,8 @@ SCRIPT = textwrap.dedent("""
             conts = [[agent.prompts.continuation(l) for l in o.action_labels] for o in obs]
             result["scores"][name] = [[s.logprob for s in row] for row in backend.score(prompts, conts)]
             for mode in ("scored", "generated"):
-                a = LLMAgent(backend, mode=mode, prompts=PromptBuilder(chat=backend.render_chat), retries=1)
+                a = LLMAgent(backend, mode=mode, prompts=PromptBuilder(chat=backend.render_chat), retries=1,
+                             fallback="random")
                 res = play_games(game, [a, a], num_games=8, seed=4)
                 result["games"][f"{name}/{mode}"] = {"forfeits": sum(1 for r in res if r.forfeit),
                                                      "finished": len(res), **a.stats()}
