@@ -107,7 +107,7 @@ class OpenSpielGame(Game):
     ) -> None:
         params = dict(params or {})
         try:
-            self.pyspiel_game = pyspiel.load_game(name, params)
+            self.pyspiel_game = pyspiel.load_game(name, _nested_games(name, params))
         except pyspiel.SpielError as exc:
             raise ArenaError(f"OpenSpiel cannot load '{name}' with {params}: {exc}") from None
         except RuntimeError as exc:
@@ -146,6 +146,19 @@ class OpenSpielGame(Game):
     def wrap(self, pyspiel_state: "pyspiel.State") -> OpenSpielState:
         """An arena state around an existing OpenSpiel state of this game."""
         return self.state_class(self, pyspiel_state)
+
+
+def _nested_games(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Game-valued parameters (``turn_based_simultaneous_game(game=goofspiel(num_cards=5))``)
+    arrive as strings from a game name; OpenSpiel wants them as parameter dicts."""
+    if not any(isinstance(v, str) and "(" in v for v in params.values()):
+        return params
+    types = (t.parameter_specification for t in pyspiel.registered_games() if t.short_name == name)
+    spec: dict[str, Any] = next(types, {})
+    return {
+        k: pyspiel.game_parameters_from_string(v) if isinstance(spec.get(k), dict) and isinstance(v, str) else v
+        for k, v in params.items()
+    }
 
 
 def load_openspiel(name: str, **params: Any) -> OpenSpielGame:

@@ -71,6 +71,10 @@ BENCHMARKS = {
     "monopoly-deal-agents": ["--games", "4", "--iterations", "10"],
     "psro": ["--game", "kuhn_poker", "--iterations", "1", "--sims-per-entry", "5"],
     "rating": ["--agents", "4", "--seeds", "1"],
+    "solver-suite": [
+        *("--games", "kuhn_4p", "--methods", "cfr,vad-cfr", "--iterations", "2", "--log-every", "1"),
+        *("--psro-games", "kuhn_poker", "--meta-solvers", "uniform,shor", "--psro-iterations", "2", "--out", "suite"),
+    ],
     "rating-coverage": ["--agents", "4", "--tournaments", "1", "--bootstrap", "10", "--formats", "round_robin"],
     "tournament-scale": ["--sizes", "200,400"],
     "train-throughput": ["--cases", "ppo_kuhn", "--workers", "1", "--steps", "2", "--games", "8", "--repeats", "1"],
