@@ -1,5 +1,6 @@
 """Built-in judges (:mod:`arena.judge`): ``outcome`` (the game's returns), ``scorer`` (a callable
-or the game's hidden metric, with controllable noise) and ``llm`` (any ``llm`` backend with a
+or the game's hidden metric, with controllable noise), ``preference`` (the game's own P(a ≻ b))
+and ``llm`` (any ``llm`` backend with a
 prompt template and rubric, both orders). See docs/arenarl.md."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from arena.judge import JudgeEntry
 def arena_judges() -> list[JudgeEntry]:
     from arena.plugins.agents.llm import PARAMS as LLM_AGENT_PARAMS
 
-    from .basic import OUTCOME_PARAMS, SCORER_PARAMS, OutcomeJudge, ScorerJudge
+    from .basic import OUTCOME_PARAMS, PREFERENCE_PARAMS, SCORER_PARAMS, OutcomeJudge, PreferenceJudge, ScorerJudge
     from .llm import LLM_JUDGE_PARAMS, LLMJudge
 
     return [
@@ -25,6 +26,12 @@ def arena_judges() -> list[JudgeEntry]:
             ScorerJudge,
             "a callable or the game's judge_score metric, with seeded noise and per-call drift",
             SCORER_PARAMS,
+        ),
+        JudgeEntry(
+            "preference",
+            PreferenceJudge,
+            "the game's own preference probability P(a ≻ b) (intransitive tasks): expected margin or sampled labels",
+            PREFERENCE_PARAMS,
         ),
         JudgeEntry(
             "llm",

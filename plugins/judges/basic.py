@@ -114,3 +114,43 @@ class ScorerJudge(Judge):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         super().load_state_dict(state)
         self.calls = int(state.get("calls", 0))
+
+
+PREFERENCE_PARAMS: dict[str, Any] = {"sample": False, "seed": 0}
+
+
+class PreferenceJudge(Judge):
+    """A game's own preference probability ``game.preference_of(state_a, state_b)`` = P(a ≻ b),
+    for games whose ground truth is a preference rather than a score (``cyclic_preference``:
+    intransitive, so no score could express it). ``sample: false`` answers the expected margin
+    ``2P − 1``; ``sample: true`` draws one labelled comparison (margin ±1, a Bernoulli(P) label,
+    the way a human or a pairwise reward model labels pairs), seeded per call as ``scorer``."""
+
+    def __init__(self, game: Game, sample: bool = False, seed: int = 0) -> None:
+        if not callable(getattr(game, "preference_of", None)):
+            raise ArenaError(f"judge 'preference': game '{game.spec.full_name}' provides no preference_of(a, b)")
+        self.game, self.sample, self.seed = game, bool(sample), int(seed)
+        self.calls = 0
+
+    def probability(self, a: Candidate, b: Candidate) -> float:
+        if a.state is None or b.state is None:
+            raise JudgeError("judge 'preference' needs the finished state of each candidate")
+        return float(self.game.preference_of(a.state, b.state))  # type: ignore[attr-defined]
+
+    def compare(self, pairs: Sequence[Pair]) -> list[float]:
+        self.calls += 1
+        p = np.array([self.probability(a, b) for a, b in pairs], dtype=float)
+        if not self.sample:
+            return (2.0 * p - 1.0).tolist()
+        u = np.random.default_rng([self.seed & 0xFFFFFFFF, self.calls]).random(p.size)
+        return np.where(u < p, 1.0, -1.0).tolist()
+
+    def stats(self) -> dict[str, float]:
+        return {**super().stats(), "calls": float(self.calls)}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "calls": self.calls}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.calls = int(state.get("calls", 0))
