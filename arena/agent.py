@@ -95,6 +95,11 @@ class Observation:
         return self._state.observation_text(self.player)
 
     @cached_property
+    def struct(self) -> dict[str, Any] | None:
+        """The structured view (plain JSON), or ``None`` when the game has none."""
+        return self._state.observation_struct(self.player)
+
+    @cached_property
     def tensor(self) -> np.ndarray:
         return np.asarray(self._state.observation_tensor(self.player), dtype=np.float32)
 

@@ -109,6 +109,7 @@ class KuhnState(OpenSpielState):
             bets=bets,
             stakes=stakes,
             pot=sum(stakes),
+            log=[f"{_seat(player, b['player'], n)}: {b['move']}" for b in bets],
         )
         if self.is_terminal():
             shown = self._showdown_players()
@@ -191,7 +192,10 @@ class LeducState(OpenSpielState):
             pot=int(f["Pot"]) if f.get("Pot", "").isdigit() else None,
             stakes=[100 - m for m in money],
             raise_size=2 if f.get("Round", "1") == "1" else 4,
+            log=[f"round {r + 1}: {a}" for r, moves in enumerate(rounds) for a in moves],
         )
+        if public >= 0:  # the board card is dealt between the rounds
+            out["log"].insert(len(rounds[0]), f"board: {RANKS[public // 2]} (suit {public % 2 + 1})")
         return out
 
 
@@ -258,6 +262,7 @@ class LiarsDiceState(OpenSpielState):
             dice=[int(p) for p in parts if p.isdigit()],
             bids=[{"quantity": int(m[1]), "face": int(m[2])} for m in map(_BID.match, parts) if m],
             liar_called=bool(parts) and parts[-1] == "Liar",
+            log=[f"bid {p}" if _BID.match(p) else "liar" for p in parts if _BID.match(p) or p == "Liar"],
             to_move=_to_move(self),
         )
         return out

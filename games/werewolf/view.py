@@ -203,7 +203,7 @@ def _acts_on(s: "WerewolfState", action: int) -> list[str]:
     kind, arg = s.layout.speech(action)
     if kind == "claim":
         return [f"claim:{ROLE_NAMES[arg].lower()}"]
-    return [] if kind == "silent" else [f"seat:{arg}"]
+    return ["silent"] if kind == "silent" else [f"seat:{arg}"]
 
 
 def render_struct(s: "WerewolfState", p: int) -> dict[str, Any]:

@@ -132,6 +132,10 @@ def open_task_facts(v: dict) -> list[str]:
     return [f"Task {v['task']}: write a one-line plan to {v['goal']}."]
 
 
+def prompt_facts(v: dict) -> list[str]:
+    return [v["prompt"]] + ([f"Answer: {v['answer']}"] if v["answer"] is not None else [])
+
+
 def table_talk_facts(v: dict) -> list[str]:
     p = v["player"]
     facts = FACTS[v["wrapped"]](v)
@@ -184,6 +188,7 @@ FACTS = {
     "trust_split": trust_split_facts,
     "deal_or_no_deal": negotiation_facts,
     "open_task": open_task_facts,
+    "cyclic_preference": prompt_facts,
     "table_talk": table_talk_facts,
     "werewolf": werewolf_facts,
     "monopoly_deal": monopoly_deal_facts,
@@ -193,7 +198,7 @@ FACTS = {
 
 def test_every_built_in_game_has_a_structured_view():
     names = get_registry().names("game")
-    assert set(FACTS) == set(names)
+    assert set(FACTS) == set(names), "a built-in game needs a structured view and its facts here"
     for name in names:
         s = arena.load_game(name).new_initial_state(0)
         assert isinstance(s.observation_struct(0), dict), name

@@ -64,7 +64,7 @@ def test_browser_plays_a_kuhn_hand_by_clicking(tmp_path, subprocess_env):
                     page.wait_for_selector("#buttons button:enabled, #result:not([hidden])", timeout=30_000)
                     if page.is_visible("#result"):
                         break
-                    assert "You hold the" in page.inner_text("#view")
+                    assert "You hold the" in page.text_content("#view")
                     labels = page.locator("#buttons button").all_inner_texts()
                     want = "bet" if "bet" in labels else "call" if "call" in labels else labels[0]
                     page.get_by_role("button", name=want, exact=True).click()
@@ -135,7 +135,7 @@ def test_browser_plays_werewolf_with_speech_beside_agents_and_another_person(tmp
                         said += 1
                     else:
                         page.locator("#buttons button").first.click()  # sending disables the controls
-                view = page.inner_text("#view")
+                view = page.text_content("#view")
                 log = page.locator("#lines li").all_inner_texts()
                 outcome = page.inner_text("#outcome")
                 page.screenshot(path=str(REPO / "test-artifacts" / "host_browser_werewolf.png"), full_page=True)

@@ -112,3 +112,42 @@ def test_generated_tokens_never_look_like_a_command_line_option():
     tokens = [new_token() for _ in range(2000)]  # about 31 would start with '-' if unchecked
     assert not [t for t in tokens if t.startswith("-")] and len(set(tokens)) == 2000
     assert all(len(t) == 24 for t in tokens)
+
+
+def test_views_and_turns_carry_the_structured_view_and_the_renderer_is_served():
+    import json
+    import urllib.request
+
+    import arena
+    from arena.errors import ArenaError
+    from arena.game import Game
+    from arena.tools.host.server import HostServer
+    from arena.tools.host.session import renderer_source
+
+    game = arena.load_game("kuhn_poker")
+    state = game.new_initial_state()
+    state.apply_action(2)
+    state.apply_action(0)
+    js = renderer_source(game)
+    assert "arenaTable.register" in js and renderer_source(arena.load_game("ipd")) == ""
+    hub = Hub("kuhn_poker", ["a", "b"], {0: "a"}, move_time=10, renderer=js)
+    hub.start_game(state, 0)
+    hub.refresh()
+    view = hub.seats[0].events[-1]
+    assert view["type"] == "view" and view["struct"] == state.observation_struct(0)
+    seen = json.dumps({k: v for k, v in view["struct"].items() if k != "deck"})
+    assert view["struct"]["hand"] == [{"rank": "King"}] and "Jack" not in seen  # seat 1's card
+    assert hub.seats[0].events[0]["renderer"] is True
+    server = HostServer(hub).start()
+    try:
+        with urllib.request.urlopen(server.url() + "/game.js") as r:
+            assert r.read().decode() == js and r.headers["Content-Type"].startswith("text/javascript")
+    finally:
+        server.close()
+
+    class Broken(Game):
+        web_renderer = ("arena.games", "no_such_renderer.js")
+        spec = game.spec
+
+    with pytest.raises(ArenaError, match="web_renderer arena.games/no_such_renderer.js cannot be read"):
+        renderer_source(Broken())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hmac
 import itertools
+import json
 import logging
 import secrets
 import threading
@@ -79,10 +80,13 @@ class Hub:
         default_text: str = "",
         tokens: dict[int, str] | None = None,
         text_decisions: bool = False,
+        renderer: str = "",
     ) -> None:
         if default_action not in DEFAULT_ACTIONS:
             raise ValueError(f"default_action must be one of {DEFAULT_ACTIONS}")
         self.game_name, self.names, self.games = game_name, list(names), games
+        self.renderer = renderer
+        """JavaScript source of the game's table renderer (``GET /game.js``), or empty."""
         self.move_time, self.default_action, self.default_text = move_time, default_action, default_text
         self.cond = threading.Condition()
         tokens = tokens or {}
@@ -104,6 +108,7 @@ class Hub:
                     "games": games,
                     "move_time": move_time,
                     "text_decisions": text_decisions,
+                    "renderer": bool(renderer),
                 },
             )
 
@@ -198,10 +203,11 @@ class Hub:
         if state is None:
             return
         for s in self.seats.values():
-            text = state.observation_text(s.seat)
-            if text != s.view:
-                s.view = text
-                self._post(s, {"type": "view", "text": text})
+            text, struct = state.observation_text(s.seat), state.observation_struct(s.seat)
+            key = text + json.dumps(struct, sort_keys=True)
+            if key != s.view:
+                s.view = key
+                self._post(s, {"type": "view", "text": text, "struct": struct})
 
     def ask(self, player: int, obs: Observation) -> Action:
         """Open a turn for ``player``, wait for its client or the clock, return the action."""
@@ -232,7 +238,13 @@ class Hub:
         return turn.legal[min(int(obs.uniform() * len(turn.legal)), len(turn.legal) - 1)]
 
     def game_over(
-        self, player: int, returns: Sequence[float], final_text: str, forfeit: str | None, outcome: str
+        self,
+        player: int,
+        returns: Sequence[float],
+        final_text: str,
+        forfeit: str | None,
+        outcome: str,
+        final_struct: dict[str, Any] | None = None,
     ) -> None:
         seat = self.seats[player]
         seat.total += returns[player]
@@ -245,6 +257,7 @@ class Hub:
                 "you": returns[player],
                 "outcome": outcome,
                 "text": final_text,
+                "struct": final_struct,
                 "forfeit": forfeit,
                 "total": seat.total,
             },

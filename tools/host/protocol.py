@@ -6,10 +6,12 @@ is one JSON object with a ``type`` and a per-seat sequence number as its SSE ``i
 that reconnects with ``Last-Event-ID`` (or ``?since=N``) gets everything after N, so a fresh
 connection replays the whole series for that seat and rebuilds the screen.
 
-Event types: ``hello`` (seat, seat names, game, series length), ``game_start``, ``view`` (this
-seat's observation text), ``turn`` (an open decision: legal actions with labels or a text limit,
-and the time limit), ``moved`` (the turn closed: the action taken, by the player or by the
-clock), ``game_over`` (returns, final view), ``series_over`` (totals).
+Event types: ``hello`` (seat, seat names, game, series length, whether the game ships a table
+renderer), ``game_start``, ``view`` (this seat's observation text, and its structured view
+``struct`` when the game has one), ``turn`` (an open decision: legal actions with labels or a
+text limit, the structured view, and the time limit), ``moved`` (the turn closed: the action
+taken, by the player or by the clock), ``game_over`` (returns, final view and structured view),
+``series_over`` (totals). ``GET /game.js`` is the game's table renderer (empty without one).
 
 Client → server: ``POST /api/act`` with ``{"turn": id, "action": int}`` or
 ``{"turn": id, "text": str}`` (optionally ``"seat"``, which must be the token's own seat).
@@ -157,6 +159,7 @@ def turn_event(turn: int, obs: Observation, time_limit: float | None) -> dict[st
         "player": obs.player,
         "decision": obs.decision,
         "text": obs.text,
+        "struct": obs.struct,
         "actions": [{"action": a, "label": lbl} for a, lbl in zip(obs.legal_actions, obs.action_labels)],
         "max_text_length": obs.max_text_length,
         "time_limit": time_limit,
@@ -185,6 +188,10 @@ class TurnView(State):
 
     def observation_text(self, player: int) -> str:
         return str(self.event.get("text", ""))
+
+    def observation_struct(self, player: int) -> dict[str, Any] | None:
+        struct = self.event.get("struct")
+        return struct if isinstance(struct, dict) else None
 
     @classmethod
     def observation(cls, event: dict[str, Any]) -> Observation:

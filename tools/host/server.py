@@ -1,6 +1,7 @@
 """The HTTP face of a hosted match (standard library ``http.server``, one thread per request).
 
-Routes, and nothing else: ``GET /`` (the page), ``/app.js``, ``/style.css``, ``GET
+Routes, and nothing else: ``GET /`` (the page), ``/app.js``, ``/style.css``, ``/game.js`` (the
+hosted game's table renderer, from the hub, never a file named by the request), ``GET
 /api/whoami`` (which seat a token grants), ``GET /api/events`` (the seat's event stream) and
 ``POST /api/act`` (a move). Any other path is a 404 and no file is ever served from disk by
 name. Requests over :data:`~arena.tools.host.protocol.MAX_BODY` bytes, without a length,
@@ -187,6 +188,8 @@ class _Handler(BaseHTTPRequestHandler):
             if path in STATIC:
                 name, ctype = STATIC[path]
                 self._send(200, _static(name), ctype)
+            elif path == "/game.js":
+                self._send(200, self.hub.renderer.encode(), "text/javascript; charset=utf-8")
             elif path == "/api/whoami":
                 seat = self.hub.seat_of(self._token(), self._where())
                 self._json(

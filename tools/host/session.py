@@ -14,6 +14,7 @@ import random
 import re
 import sys
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, Callable, TextIO
 
 from arena.errors import ArenaError, ConfigError
@@ -104,6 +105,18 @@ class HostResult:
     totals: dict[str, float]
 
 
+def renderer_source(game: Any) -> str:
+    """The JavaScript of the game's table renderer (``Game.web_renderer``), or "" without one."""
+    where = getattr(game, "web_renderer", None)
+    if not where:
+        return ""
+    package, name = where
+    try:
+        return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    except (ImportError, OSError, TypeError, ValueError) as exc:
+        raise ArenaError(f"game '{game.spec.name}': web_renderer {package}/{name} cannot be read: {exc}") from None
+
+
 def run_host(
     cfg: HostConfig,
     config_text: str | None = None,
@@ -145,6 +158,7 @@ def run_host(
         default_text=cfg.default_text,
         tokens={int(k): str(v) for k, v in cfg.tokens.items()},
         text_decisions=spec.text_decisions,
+        renderer=renderer_source(game),
     )
     agents = []
     for p, a in enumerate(placeholders):
@@ -184,7 +198,8 @@ def run_host(
             reason = f"{res.forfeit.agent} forfeits: {res.forfeit.reason}" if res.forfeit else None
             for p in humans:
                 final = hub.state.observation_text(p) if hub.state is not None else ""
-                hub.game_over(p, res.returns, final, reason, _outcome(res.returns, p))
+                view = hub.state.observation_struct(p) if hub.state is not None else None
+                hub.game_over(p, res.returns, final, reason, _outcome(res.returns, p), view)
             results.append(res)
             say(f"game {res.index}: returns {res.returns}" + (f" ({reason})" if reason else ""))
 

@@ -1,10 +1,106 @@
 // arena hosted-match client: one seat's view of a match served by `arena host`.
 // Plain JavaScript, no build step. Events arrive over Server-Sent Events (/api/events); moves
 // are POSTed to /api/act. The join token comes from the page address (#token=...) or the form.
+// A game that ships a table renderer (/game.js, registered with arenaTable.register) is drawn from
+// its structured view: every element the renderer marks with a data-ref ("hand:12", "seat:3",
+// "chip:raise") becomes clickable for the legal moves that act on it. Otherwise the text is shown.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const ui = { seat: null, names: [], totals: [], turn: null, lastView: "", deadline: null, source: null, token: null, done: false };
+const ui = { seat: null, names: [], totals: [], turn: null, lastView: "", logged: 0, struct: null, deadline: null, source: null, token: null, done: false };
+
+// -- the table: renderers and moves on what they act on -------------------------------------
+const helpers = {
+  el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  },
+  ref(e, ref) { e.dataset.ref = ref; return e; },
+  seatName(p) { return p === ui.seat ? "you" : `player ${p}` + (ui.names[p] ? ` (${ui.names[p]})` : ""); },
+};
+const arenaTable = { renderer: null, helpers, register(fn) { this.renderer = fn; } };
+window.arenaTable = arenaTable;
+
+function drawTable(struct, text) {
+  $("view").textContent = text;
+  ui.struct = struct;
+  const box = $("table-view");
+  if (!arenaTable.renderer || !struct) { box.hidden = true; $("textbox").open = true; return; }
+  try {
+    box.replaceChildren(arenaTable.renderer(struct, helpers));
+    box.hidden = false;
+    if (!ui.tableShown) { $("textbox").open = false; ui.tableShown = true; }  // then the reader's choice
+  } catch (e) {
+    box.hidden = true;
+    $("textbox").open = true;
+    logLine("The table could not be drawn (" + e + "); the text view is shown.", "warn");
+  }
+  markActions();
+}
+
+function movesByRef() {
+  const byRef = new Map();
+  const legal = (ui.turn && ui.turn.struct && ui.turn.struct.legal) || [];
+  for (const m of legal) for (const r of m.on || []) {
+    if (!byRef.has(r)) byRef.set(r, []);
+    byRef.get(r).push(m);
+  }
+  return byRef;
+}
+
+function markActions() {
+  hideChoices();
+  const byRef = movesByRef();
+  for (const e of $("table-view").querySelectorAll("[data-ref]")) {
+    const moves = byRef.get(e.dataset.ref);
+    e.classList.toggle("act", !!moves);
+    if (moves) {
+      e.tabIndex = 0;
+      e.setAttribute("role", "button");
+      e.setAttribute("aria-label", (e.textContent.trim() ? e.textContent.trim() + ": " : "") + moves.map((m) => m.label).join(" / "));
+      e.onclick = () => choose(moves, e);
+      e.onkeydown = (k) => { if (k.key === "Enter" || k.key === " ") { k.preventDefault(); choose(moves, e); } };
+    } else {
+      e.removeAttribute("tabindex");
+      e.removeAttribute("role");
+      e.onclick = e.onkeydown = null;
+    }
+  }
+}
+
+function choose(moves, from) {
+  if (!ui.turn) return;
+  if (moves.length === 1) { send({ turn: ui.turn.turn, action: moves[0].action }); return; }
+  const box = $("choices");
+  const list = $("choice-list");
+  list.replaceChildren();
+  $("choices-title").textContent = (from.dataset.title || from.textContent.trim() || "This") + ": choose a move";
+  for (const m of moves) {
+    const b = helpers.el("button", "", m.label);
+    b.type = "button";
+    b.dataset.action = String(m.action);
+    b.addEventListener("click", () => { hideChoices(); send({ turn: ui.turn.turn, action: m.action }); });
+    list.appendChild(b);
+  }
+  box.hidden = false;
+  box.scrollIntoView({ block: "nearest" });
+  list.firstChild.focus();
+}
+
+function hideChoices() { $("choices").hidden = true; $("choice-list").replaceChildren(); }
+
+function logEvents(struct, text) {
+  // The log is the game's own events when its structured view has them, else the new text lines.
+  if (struct && Array.isArray(struct.log)) {
+    for (const line of struct.log.slice(ui.logged)) logLine(line);
+    ui.logged = struct.log.length;
+  } else {
+    for (const line of newLines(ui.lastView, text)) logLine(line);
+  }
+  ui.lastView = text;
+}
 
 function setStatus(text, cls) {
   const s = $("status");
@@ -40,6 +136,7 @@ function renderSeats() {
 function clearTurn() {
   ui.turn = null;
   ui.deadline = null;
+  markActions();
   $("buttons").replaceChildren();
   $("say").disabled = true;
   $("say-button").disabled = true;
@@ -48,7 +145,7 @@ function clearTurn() {
 
 function showTurn(ev) {
   ui.turn = ev;
-  $("view").textContent = ev.text;
+  drawTable(ev.struct, ev.text);
   $("result").hidden = true;
   const box = $("buttons");
   box.replaceChildren();
@@ -83,6 +180,7 @@ function updateCount() {
 async function send(move) {
   if (!ui.turn) return;
   for (const b of $("buttons").querySelectorAll("button")) b.disabled = true;
+  for (const e of $("table-view").querySelectorAll(".act")) e.classList.add("sent");
   $("say-button").disabled = true;
   try {
     const r = await fetch("/api/act", {
@@ -109,9 +207,10 @@ function newLines(before, after) {
 
 const handlers = {
   hello(ev) {
-    ui.seat = ev.seat; ui.names = ev.seats; ui.totals = ev.seats.map(() => 0); ui.lastView = "";
+    ui.seat = ev.seat; ui.names = ev.seats; ui.totals = ev.seats.map(() => 0); ui.lastView = ""; ui.logged = 0;
     $("lines").replaceChildren();
     $("view").textContent = "";
+    $("table-view").replaceChildren();
     $("result").hidden = true;
     clearTurn();
     $("speech").hidden = !ev.text_decisions;
@@ -122,14 +221,14 @@ const handlers = {
   },
   game_start(ev) {
     ui.lastView = "";
+    ui.logged = 0;
     $("result").hidden = true;
     logLine(`Game ${ev.index + 1} begins.`);
     $("prompt").textContent = "Waiting for other players.";
   },
   view(ev) {
-    for (const line of newLines(ui.lastView, ev.text)) logLine(line);
-    ui.lastView = ev.text;
-    $("view").textContent = ev.text;
+    logEvents(ev.struct, ev.text);
+    drawTable(ev.struct, ev.text);
     if (!ui.turn) setStatus("Waiting for other players");
   },
   turn(ev) { showTurn(ev); },
@@ -146,9 +245,8 @@ const handlers = {
     clearTurn();
     ev.returns.forEach((x, p) => { ui.totals[p] = (ui.totals[p] || 0) + x; });
     renderSeats();
-    $("view").textContent = ev.text;
-    for (const line of newLines(ui.lastView, ev.text)) logLine(line);
-    ui.lastView = ev.text;
+    logEvents(ev.struct, ev.text);
+    drawTable(ev.struct, ev.text);
     const out = $("outcome");
     out.textContent = `You ${ev.outcome} (${fmt(ev.you)}).` + (ev.forfeit ? ` Forfeit: ${ev.forfeit}` : "");
     out.className = ev.outcome;
@@ -216,6 +314,8 @@ setInterval(() => {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("say").addEventListener("input", updateCount);
+  $("choices-cancel").addEventListener("click", hideChoices);
+  document.addEventListener("keydown", (k) => { if (k.key === "Escape") hideChoices(); });
   $("speech").addEventListener("submit", (e) => {
     e.preventDefault();
     if (ui.turn && ui.turn.decision === "text") send({ turn: ui.turn.turn, text: $("say").value });
