@@ -62,6 +62,10 @@ class Trainer:
 
     name: str = "trainer"
     learners: Sequence[Agent] = ()
+    data_dir: Path | None = None
+    """Where the trainer may keep data it made for others to read (set by the runner hosting
+    it: ``RUN/data/<unit>``; ``None`` outside a run): e.g. the preference pairs a DPO-family
+    trainer fit, which ``arena export`` turns into TRL preference datasets."""
 
     def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
         raise NotImplementedError

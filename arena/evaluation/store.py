@@ -23,7 +23,8 @@ API (everything others need)::
     RunStore.open_existing("runs/kuhn")                       # read-only use (leaderboards)
 
 Layout of a run directory: ``arena.sqlite`` (this store), ``config.yaml`` (the resolved
-config), ``transcripts/`` (optional, one text file per game), ``tb/`` (TensorBoard events),
+config), ``transcripts/`` (optional, one text file per game), ``decisions/`` (the LLM
+decisions of games played with trajectories, :mod:`arena.evaluation.decisions`), ``tb/`` (TensorBoard events),
 ``leaderboard.{md,csv,json}`` and PNG plots. A path that holds anything else — a file, a
 non-empty directory without a store, a database that is not ours or is corrupt, or a store
 made by a different config — is a clear :class:`ArenaError` and is never overwritten.
@@ -46,6 +47,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from arena.errors import ArenaError
+from arena.evaluation.decisions import write_decisions
 
 if sys.platform != "win32":
     import fcntl
@@ -377,9 +379,12 @@ class RunStore:
         self.close()
 
     # -- matches --------------------------------------------------------------------------------
-    def record_match(self, rec: MatchRecord, transcript: list[str] | None = None) -> bool:
+    def record_match(
+        self, rec: MatchRecord, transcript: list[str] | None = None, decisions: list[dict] | None = None
+    ) -> bool:
         """Record one finished game. Idempotent: returns False (and changes nothing) if its id is
-        already stored. ``transcript`` lines are written to ``transcripts/<id>.txt`` first.
+        already stored. ``transcript`` lines are written to ``transcripts/<id>.txt`` first, and
+        ``decisions`` (:mod:`arena.evaluation.decisions`) to ``decisions/<id>.jsonl``.
         Outside :meth:`batch` the game is committed now; inside, it is staged (False if already
         staged) and committed with its batch, where a game the store already holds is dropped
         (and not passed to ``on_commit``) — one query per batch instead of one per game."""
@@ -393,6 +398,8 @@ class RunStore:
             (self.path / "transcripts").mkdir(exist_ok=True)
             (self.path / rel).write_text("\n".join(transcript) + "\n")
             rec.transcript = rel
+        if decisions:
+            write_decisions(self.path, rec.id, decisions)
         if self._staged is None:
             return self._commit([rec]) == [rec]
         self._staged[rec.id] = rec

@@ -85,6 +85,7 @@ class Population:
 
     def _unit(self, label: str, mates: list[MemberConfig], ckpt: Path | None) -> Unit:
         trainer = self._trainer(mates[0], [self.members[x.label].agent for x in mates])
+        trainer.data_dir = self.work.run_dir / "data" / label  # what it makes for `arena export`
         if ckpt is not None:
             load_trainer_state(trainer, ckpt / "trainers" / f"{label}.pt")
         for x in mates:  # initial weights (exploiter resets), saved once the trainer is attached

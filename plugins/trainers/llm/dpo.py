@@ -30,11 +30,13 @@ Two ways in:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
+from arena.atomic import write_text_atomic
 from arena.errors import ArenaError
 from arena.game import Game
 from arena.trainer import Trajectory
@@ -56,6 +58,9 @@ class PreferencePair:
     DPO moves the probabilities that agent actually plays. With sums, a pair between labels of
     different lengths (``check`` / ``bet``) can raise the chosen response's summed margin while
     the agent's mean-score policy moves the other way."""
+    origin: Any = field(default=None, compare=False, hash=False, repr=False)
+    """The recorded :class:`arena.trainer.Step` the pair was made at (the chosen response's), so
+    :meth:`DPO.keep_pairs` can say which game, seat and step it came from; not part of the pair."""
 
 
 def dpo_loss(
@@ -193,9 +198,12 @@ class DPO(LLMTrainer):
         """Per prompt, responses of seats that beat the prompt's mean return over different
         responses of seats below it (at most ``max_pairs_per_prompt`` pairs per prompt)."""
         groups: dict[tuple[int, ...], list[tuple[float, tuple[int, ...]]]] = {}
+        origin: dict[tuple[tuple[int, ...], tuple[int, ...]], Any] = {}  # (prompt, response) -> its first step
         for d in learner_decisions(trajectories, self.agent):
             ret = float(trajectories[d.traj].returns[d.player])
-            groups.setdefault(tuple(d.prompt_ids), []).append((ret, tuple(d.responses[d.chosen])))
+            response = tuple(d.responses[d.chosen])
+            groups.setdefault(tuple(d.prompt_ids), []).append((ret, response))
+            origin.setdefault((tuple(d.prompt_ids), response), trajectories[d.traj].steps[d.step])
         rng = np.random.default_rng([int(self.p["seed"]), self.updates, 1])
         out = []
         cap = int(self.p["max_pairs_per_prompt"])
@@ -207,11 +215,48 @@ class DPO(LLMTrainer):
             cands = [(c, r) for c in dict.fromkeys(good) for r in dict.fromkeys(bad) if c != r]
             if len(cands) > cap:
                 cands = [cands[i] for i in sorted(rng.choice(len(cands), size=cap, replace=False))]
-            out += [PreferencePair(prompt, c, r) for c, r in cands]
+            out += [PreferencePair(prompt, c, r, origin=origin[(prompt, c)]) for c, r in cands]
         return out
 
     def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
-        return self.fit(self.outcome_pairs(trajectories))
+        pairs = self.outcome_pairs(trajectories)
+        self.keep_pairs(pairs, trajectories)
+        return self.fit(pairs)
+
+    def keep_pairs(self, pairs: Sequence[PreferencePair], trajectories: Sequence[Trajectory]) -> None:
+        """Write this update's pairs as text (the learner's tokenizer decodes them) with the game,
+        seat, seed and step each came from, to ``data_dir/pairs/update-N.jsonl`` (whole or not
+        at all; a replayed update rewrites its file): what ``arena export --format
+        trl-preference`` reads. Nothing outside a run (``data_dir`` unset)."""
+        if self.data_dir is None:
+            return
+        where = {id(step): (t, k) for t in trajectories for k, step in enumerate(t.steps)}
+        tok = getattr(self.agent.backend, "tokenizer", None)  # chat-template tokens kept: the text is what was read
+        decode = (
+            self.agent.backend.decode if tok is None else (lambda ids: tok.decode(list(ids), skip_special_tokens=False))
+        )
+        lines = []
+        for p in pairs:
+            t, k = where.get(id(p.origin), (None, None))
+            row = {
+                "prompt": decode(p.prompt_ids),
+                "chosen": decode(p.chosen_ids),
+                "rejected": decode(p.rejected_ids),
+                "source": self.name,
+                "update": self.updates,
+                "game": self.game.spec.full_name,
+                "agent": self.agent.name,
+                "seat": p.origin.player if p.origin is not None else None,
+                "seed": t.seed if t is not None else None,
+                "game_index": t.game_index if t is not None else None,
+                "step": k,
+                "per_token": p.per_token,
+                "prompt_ids": list(p.prompt_ids),
+                "chosen_ids": list(p.chosen_ids),
+                "rejected_ids": list(p.rejected_ids),
+            }
+            lines.append(json.dumps(row) + "\n")
+        write_text_atomic(self.data_dir / "pairs" / f"update-{self.updates:06d}.jsonl", "".join(lines))
 
     def extra_state(self) -> dict[str, Any]:
         rows = [[list(p.prompt_ids), list(p.chosen_ids), list(p.rejected_ids), p.per_token] for p in self.replayed]

@@ -150,7 +150,7 @@ class LSPO(DPO):
         """The pair "``hi`` over ``lo``" at the learner's recorded decision ``step``."""
         chosen, per_token = self._response(step.observation, hi)
         rejected, _ = self._response(step.observation, lo)
-        return PreferencePair(tuple(step.extra["prompt_ids"]), chosen, rejected, per_token=per_token)
+        return PreferencePair(tuple(step.extra["prompt_ids"]), chosen, rejected, per_token=per_token, origin=step)
 
     def _generate(self, observations: Sequence[Observation], n: int, seed: int) -> list[list[str]]:
         """``n`` sampled utterances per observation, one batched backend call."""
@@ -273,6 +273,7 @@ class LSPO(DPO):
 
         talk_cands = {id(step): row for (_, step), row in zip(talk, cands)}
         pairs, is_move = self._pairs(abstract, table, k, latent_of, decisions, talk_cands, seed)
+        self.keep_pairs(pairs, trajectories)  # for `arena export --format trl-preference`
         n_move = sum(is_move)
         n_talk = len(pairs) - n_move
         out = {
