@@ -20,7 +20,7 @@ from arena.game import Game
 from arena.hookspecs import hookimpl
 from arena.plugins.agents.llm.agent import LLMAgent, check_settings
 from arena.plugins.agents.llm.backend import Backend, Generation, Scored
-from arena.plugins.agents.llm.prompts import PromptBuilder, load_templates
+from arena.plugins.agents.llm.prompts import OBSERVATIONS, PromptBuilder, load_templates
 
 BACKENDS = ("transformers", "vllm", "openai")
 
@@ -32,6 +32,7 @@ PARAMS: dict[str, Any] = {
     "retries": 2,
     "fallback": "forfeit",
     "legal_moves": True,
+    "observation": "text",
     "retry_temperature": 1.0,
     "max_new_tokens": 16,
     "max_text_tokens": 64,
@@ -171,6 +172,7 @@ def make_llm_agent(
     score: str = "sum",
     chat: Any = "auto",
     legal_moves: bool = True,
+    observation: str = "text",
     instruction: str | None = None,
     templates: str | None = None,
     **backend_kw: Any,
@@ -185,9 +187,16 @@ def make_llm_agent(
     check_settings(mode, fallback, score, int(retries), int(max_new_tokens), int(max_text_tokens), float(temperature))
     if legal_moves not in (True, False):
         raise ArenaError(f"llm agent: legal_moves must be true or false, not {legal_moves!r}")
+    if observation not in OBSERVATIONS:
+        raise ArenaError(f"llm agent: observation must be text or json, not {observation!r}")
     b = make_backend(backend, model, chat=chat, **backend_kw)
     prompts = PromptBuilder(
-        load_templates(templates), instruction, chat=b.render_chat, use_chat=chat is not False, legal_moves=legal_moves
+        load_templates(templates),
+        instruction,
+        chat=b.render_chat,
+        use_chat=chat is not False,
+        legal_moves=legal_moves,
+        observation=observation,
     )
     agent = LLMAgent(
         b,

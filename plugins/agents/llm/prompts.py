@@ -2,6 +2,10 @@
 the legal actions, wrapped in the model's chat template when it has one. With
 ``legal_moves=False`` the list is left out (the model must work out what is legal from the
 rules and the situation, as in Kaggle's Game Arena harness); the answer is still checked.
+With ``observation="json"`` the observation is the game's structured view
+(``State.observation_struct``) as compact JSON instead of its text, for every game that has one
+(the others keep their text): the legal moves stay in the actions list, and the event log keeps
+its last :data:`JSON_LOG` entries, as the text views keep the recent events.
 
 Templates are plain ``str.format`` strings with the fields ``{instruction}``,
 ``{observation}``, ``{actions}`` (labels joined by ", "), ``{game}`` and ``{max_chars}``.
@@ -13,6 +17,7 @@ A YAML file can override any of them per game::
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -49,6 +54,9 @@ CHOICE = "{observation}\nLegal actions: {actions}\nAnswer with exactly one legal
 CHOICE_UNLISTED = "{observation}\nAnswer with exactly one legal action.\nAction:"
 TEXT = "{observation}\nWrite what you say to the other players (at most {max_chars} characters).\nMessage:"
 FIELDS = {"instruction", "choice", "text"}
+OBSERVATIONS = ("text", "json")
+JSON_LOG = 8
+"""Events of a structured view's ``log`` kept in a JSON prompt (the most recent)."""
 
 
 @dataclass(frozen=True)
@@ -103,9 +111,13 @@ class PromptBuilder:
         chat: Callable[[list[dict[str, str]]], str | None] | None = None,
         use_chat: bool = True,
         legal_moves: bool = True,
+        observation: str = "text",
     ) -> None:
+        if observation not in OBSERVATIONS:
+            raise ArenaError(f"llm agent: observation must be text or json, not {observation!r}")
         self.overrides = dict(overrides or {})
         self.legal_moves = legal_moves
+        self.observation = observation
         self.instruction = instruction
         self.chat = chat if use_chat else None
         self._cache: dict[str, PromptTemplate] = {}
@@ -127,7 +139,7 @@ class PromptBuilder:
         tpl = self.template(obs.game_name)
         fields: dict[str, Any] = {
             "instruction": tpl.instruction,
-            "observation": obs.text,
+            "observation": self.observation_of(obs),
             "game": obs.game_name,
             "actions": ", ".join(obs.action_labels) if obs.decision == "choice" else "",
             "max_chars": obs.max_text_length,
@@ -150,6 +162,16 @@ class PromptBuilder:
         # " bet"), so the scored tokens would not be the ones the model reads. The label's own
         # leading space is the separator (see ``continuation``).
         return f"{tpl.instruction}\n\n{body}".rstrip(" \t")
+
+    def observation_of(self, obs: Observation) -> str:
+        """The observation as the prompt shows it: the text, or the structured view as JSON."""
+        view = obs.struct if self.observation == "json" else None
+        if view is None:
+            return obs.text
+        shown = {k: v for k, v in view.items() if k != "legal"}
+        if isinstance(shown.get("log"), list):
+            shown["log"] = shown["log"][-JSON_LOG:]
+        return json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
 
     def continuation(self, label: str) -> str:
         """The text scored for an action: after a chat header the label starts the reply; after
