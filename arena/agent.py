@@ -156,6 +156,17 @@ class Agent:
         match runner stores in trajectories. Learning agents override this."""
         return list(self.act_batch(observations)), [{} for _ in observations]
 
+
+    def cobatch_key(self) -> Any:
+        """Agents of one match that return the same non-None key decide together: the runner hands
+        all their pending decisions of a step to one :meth:`act_together` call (LoRA adapters of
+        one base model answer a mixed batch in one forward pass). None: decide alone."""
+        return None
+
+    @staticmethod
+    def act_together(parts: Sequence[tuple["Agent", Sequence[Observation]]]) -> list[tuple[list, list[dict[str, Any]]]]:
+        """``act_batch_info`` for several agents at once, one (actions, infos) per part."""
+        return [agent.act_batch_info(obs) for agent, obs in parts]
     def policy(self, obs: Observation) -> Mapping[int, float]:
         """Action distribution at this decision. Optional; raises if the agent cannot say."""
         raise NotImplementedError(f"agent '{self.name}' does not expose its action distribution")
@@ -220,3 +231,6 @@ class AgentEntry:
     (``checkpoint``, ``path``, ``model``...). Declaring it makes the agent snapshottable:
     :func:`arena.loading.save_checkpoint` / :func:`arena.loading.load_checkpoint` then work for
     it, so it can be a league learner or solver without the host knowing its name."""
+    checkpoint_replaces: tuple[str, ...] = ()
+    """Other factory parameters a saved directory stands in for (an LLM's ``adapter``: the saved
+    directory *is* the adapter), left out of the checkpoint's manifest."""

@@ -139,8 +139,8 @@ def save_checkpoint(agent: Agent, directory: str | Path, spec: Any) -> Path:
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     agent.save(d)
-    params.pop(param, None)
-    params.pop("label", None)
+    for replaced in (param, "label", *get_registry().get("agent", name).checkpoint_replaces):
+        params.pop(replaced, None)
     manifest = {"format_version": MANIFEST_VERSION, "agent": name, "params": params, "label": agent.name}
     try:
         text = json.dumps(manifest, indent=2, sort_keys=True)

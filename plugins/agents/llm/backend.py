@@ -44,8 +44,11 @@ class Backend:
     name = "backend"
     supports_scoring = True
 
-    def score(self, prompts: Sequence[str], continuations: Sequence[Sequence[str]]) -> list[list[Scored]]:
-        """For each prompt, the log-probability of each of its continuations."""
+    def score(
+        self, prompts: Sequence[str], continuations: Sequence[Sequence[str]], adapters: Sequence[str] | None = None
+    ) -> list[list[Scored]]:
+        """For each prompt, the log-probability of each of its continuations. ``adapters``: each
+        prompt's LoRA adapter, on backends that route rows through adapters of one base model."""
         raise NotImplementedError
 
     def generate(
@@ -56,6 +59,7 @@ class Backend:
         temperature: float,
         seeds: Sequence[int],
         stop: Sequence[str] = (),
+        adapters: Sequence[str] | None = None,
     ) -> list[Generation]:
         """One completion per prompt, sampled with its own seed (reproducible per decision)."""
         raise NotImplementedError
@@ -111,13 +115,17 @@ class LocalBackend(Backend):
         bos = getattr(self.tokenizer, "bos_token", None)
         return self.encode(prompt, special=not (bos and prompt.startswith(bos)))
 
-    def score(self, prompts: Sequence[str], continuations: Sequence[Sequence[str]]) -> list[list[Scored]]:
-        pairs, shape = [], []
-        for prompt, conts in zip(prompts, continuations):
+    def score(
+        self, prompts: Sequence[str], continuations: Sequence[Sequence[str]], adapters: Sequence[str] | None = None
+    ) -> list[list[Scored]]:
+        pairs, shape, names = [], [], []
+        for k, (prompt, conts) in enumerate(zip(prompts, continuations)):
             p = self.prompt_ids(prompt)
             shape.append(len(conts))
             pairs += [(p, self.encode(c)) for c in conts]
-        flat = self.score_ids(pairs)
+            if adapters is not None:
+                names += [adapters[k]] * len(conts)
+        flat = self.score_ids(pairs, adapters=names) if adapters is not None else self.score_ids(pairs)
         out, k = [], 0
         for n in shape:
             row = []  # the prompt is counted once: local backends reuse its prefix
@@ -135,13 +143,16 @@ class LocalBackend(Backend):
         temperature: float,
         seeds: Sequence[int],
         stop: Sequence[str] = (),
+        adapters: Sequence[str] | None = None,
     ) -> list[Generation]:
+        routed = {"adapters": adapters} if adapters is not None else {}
         return self.generate_ids(
             [self.prompt_ids(p) for p in prompts],
             max_tokens=max_tokens,
             temperature=temperature,
             seeds=seeds,
             stop=stop,
+            **routed,
         )
 
 

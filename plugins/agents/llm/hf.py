@@ -47,6 +47,9 @@ class TransformersBackend(LocalBackend):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.torch = torch
+        self.source = model if isinstance(model, str) else None
+        """The model directory this backend loaded (None: a model object was passed in)."""
+        self.dtype_name = dtype
         if isinstance(model, str):
             try:
                 with quiet_transformers():
@@ -67,6 +70,9 @@ class TransformersBackend(LocalBackend):
         """Score identical prompts of different games once (off: every decision is its own row,
         which is what batching distinct prompts costs)."""
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
+        self.adapter: str | None = None
+        """The LoRA adapter this backend's rows run through (None: the model as it is, no routing);
+        set by :class:`arena.plugins.agents.llm.adapters.AdapterBackend`."""
         model.eval()
 
     def save(self, directory: Any) -> None:
@@ -76,7 +82,9 @@ class TransformersBackend(LocalBackend):
             self.tokenizer.save_pretrained(directory)
 
     # -- scoring ------------------------------------------------------------------------------
-    def score_ids(self, pairs: Sequence[tuple[list[int], list[int]]]) -> list[list[float]]:
+    def score_ids(
+        self, pairs: Sequence[tuple[list[int], list[int]]], adapters: Sequence[str] | None = None
+    ) -> list[list[float]]:
         """Prefix-shared: each prompt runs once, all prompts of a chunk in one left-padded
         forward pass; its KV cache is then copied to each of its continuations, which run as one
         short batch (a legal-action list costs one prompt plus a few label tokens, not one prompt
@@ -84,39 +92,45 @@ class TransformersBackend(LocalBackend):
         torch = self.torch
         out: list[list[float]] = [[] for _ in pairs]
         with torch.inference_mode():
-            for members, token_lp in self._scored_chunks(pairs):
+            for members, token_lp in self._scored_chunks(pairs, adapters):
                 values = token_lp.tolist()
                 for r, i in enumerate(members):
                     out[i] = values[r][: len(pairs[i][1])]
         return out
 
-    def sequence_logprobs(self, pairs: Sequence[tuple[list[int], list[int]]]) -> Any:
+    def sequence_logprobs(
+        self, pairs: Sequence[tuple[list[int], list[int]]], adapters: Sequence[str] | None = None
+    ) -> Any:
         """Summed log-prob of each continuation after its prompt, one tensor, by the same
         prefix-shared passes as ``score_ids``; differentiable when the caller enables grad (the
         trainers' recomputation: a scored decision's labels share one prompt, so the prompt's
         forward and backward run once instead of once per label)."""
         torch = self.torch
         total = torch.zeros(len(pairs), dtype=torch.float32, device=self.device)
-        for members, token_lp in self._scored_chunks(pairs):
+        for members, token_lp in self._scored_chunks(pairs, adapters):
             total = total.index_put((torch.tensor(members, dtype=torch.long, device=self.device),), token_lp.sum(-1))
         return total
 
-    def _scored_chunks(self, pairs: Sequence[tuple[list[int], list[int]]]) -> Iterator[tuple[list[int], Any]]:
+    def _scored_chunks(
+        self, pairs: Sequence[tuple[list[int], list[int]]], adapters: Sequence[str] | None = None
+    ) -> Iterator[tuple[list[int], Any]]:
         """(indices into ``pairs``, per-token log-probs [rows, longest continuation], 0 past each
-        continuation's end) for each chunk of at most ``max_batch_tokens`` prompt tokens."""
+        continuation's end) for each chunk of at most ``max_batch_tokens`` prompt tokens.
+        ``adapters``: each pair's LoRA adapter (default: this backend's own)."""
+        names = self._names(len(pairs), adapters)
         rows: list[tuple[list[int], list[int]]] = []  # (prompt ids, indices of its pairs)
-        seen: dict[tuple[int, ...], int] = {}
+        seen: dict[tuple, int] = {}
         last = None
         for i, (p, _) in enumerate(pairs):
             if not p:
                 raise ArenaError("llm agent: cannot score a continuation after an empty prompt")
             if self.merge:
-                k = seen.setdefault(tuple(p), len(rows))
+                k = seen.setdefault((names[i] if names else None, tuple(p)), len(rows))
                 if k == len(rows):
                     rows.append((p, []))
                 rows[k][1].append(i)
-            elif p is last:  # a decision's continuations share its prompt list (LocalBackend.score)
-                rows[-1][1].append(i)
+            elif p is last and (not names or names[i] == names[i - 1]):
+                rows[-1][1].append(i)  # a decision's continuations share its prompt list (LocalBackend.score)
             else:
                 rows.append((p, [i]))
             last = p
@@ -129,10 +143,13 @@ class TransformersBackend(LocalBackend):
                 continue
             if chunk:
                 members = [i for _, m in chunk for i in m]
-                yield members, self._chunk_logprobs(chunk, [pairs[i][1] for i in members])
+                row_names = [names[m[0]] for _, m in chunk] if names else None
+                yield members, self._chunk_logprobs(chunk, [pairs[i][1] for i in members], row_names)
             chunk = [row] if row is not None else []
 
-    def _chunk_logprobs(self, rows: list[tuple[list[int], list[int]]], conts: list[Sequence[int]]) -> Any:
+    def _chunk_logprobs(
+        self, rows: list[tuple[list[int], list[int]]], conts: list[Sequence[int]], names: list[str] | None = None
+    ) -> Any:
         """Per-token log-probs [len(conts), longest] of each row's continuations in two passes.
 
         The prompts' common prefix runs once (batch 1) and its KV cache is copied to each row.
@@ -140,7 +157,8 @@ class TransformersBackend(LocalBackend):
         tree-shaped attention mask: a continuation's tokens see the prefix, the tail and their own
         earlier tokens, never a sibling's, and take the positions they would have right after
         the prompt. So a scored decision costs one prompt plus its label tokens, with no copy of
-        the prompt's cache per label (which dominated the trainers' backward pass)."""
+        the prompt's cache per label (which dominated the trainers' backward pass). ``names``: each
+        row's LoRA adapter (a mixed batch: one forward pass, each row through its own adapter)."""
         torch = self.torch
         prompts = [p for p, _ in rows]
         shared = min(_common_prefix(prompts), min(len(p) for p in prompts) - 1)
@@ -148,14 +166,7 @@ class TransformersBackend(LocalBackend):
             shared = 0
         past = None
         if shared:
-            head = torch.tensor([prompts[0][:shared]], dtype=torch.long, device=self.device)
-            past = self.model(
-                input_ids=head,
-                position_ids=torch.arange(shared, device=self.device)[None],
-                use_cache=True,
-                **self._last_only,
-            ).past_key_values
-            past.reorder_cache(torch.zeros(len(rows), dtype=torch.long, device=self.device))
+            past = self._shared_head(prompts[0][:shared], len(rows), names)
         # one packed row per prompt: tail (segment 0), then each continuation but its last token (segment j)
         seqs, segs, poss, member_of = [], [], [], []
         for b, (p, members) in enumerate(rows):
@@ -192,7 +203,8 @@ class TransformersBackend(LocalBackend):
                 want_row.append(b), want_tok.append(t), at.append((r, k))
                 want_col.append(last_tail[b] if k == 0 else pad[b] + start + k - 1)
         keep = width - min(last_tail)
-        out = self.model(
+        out = self._forward(
+            names,
             input_ids=ids.to(self.device),
             attention_mask=mask.to(self.device),
             position_ids=pos.to(self.device),
@@ -216,7 +228,38 @@ class TransformersBackend(LocalBackend):
     MIN_SHARED_PREFIX = 8
     """Shortest common prompt prefix worth a pass of its own (below it, rows run whole)."""
 
-    def _prefill(self, prompts: list[list[int]]):
+    # -- adapter routing ------------------------------------------------------------------------
+    def _names(self, n: int, adapters: Sequence[str] | None) -> list[str] | None:
+        """Each row's adapter name, or None when this backend does not route (a plain model)."""
+        if adapters is not None:
+            if len(adapters) != n:
+                raise ArenaError(f"llm agent: {len(adapters)} adapter names for {n} rows")
+            return list(adapters)
+        return [self.adapter] * n if self.adapter is not None else None
+
+    def _forward(self, names: Sequence[str] | None, **inputs: Any) -> Any:
+        """One forward pass of the model, each row through its adapter when ``names`` is given
+        (here: peft's mixed-adapter batches; an adapter backend routes with its grouped product)."""
+        return self.model(**inputs, **({"adapter_names": list(names)} if names is not None else {}))
+
+    def _shared_head(self, head_ids: list[int], rows: int, names: list[str] | None) -> Any:
+        """The KV cache of a prefix every row shares, expanded to one copy per row. The prefix runs
+        once per distinct adapter among the rows (a LoRA changes the keys and values it makes)."""
+        torch = self.torch
+        groups = list(dict.fromkeys(names)) if names is not None else [None]
+        head = torch.tensor([head_ids] * len(groups), dtype=torch.long, device=self.device)
+        past = self._forward(
+            groups if names is not None else None,
+            input_ids=head,
+            position_ids=torch.arange(len(head_ids), device=self.device)[None].expand(len(groups), -1),
+            use_cache=True,
+            **self._last_only,
+        ).past_key_values
+        index = [groups.index(x) for x in names] if names is not None else [0] * rows
+        past.reorder_cache(torch.tensor(index, dtype=torch.long, device=self.device))
+        return past
+
+    def _prefill(self, prompts: list[list[int]], names: list[str] | None = None):
         """Run a batch of prompts; return each row's next-token logits, the KV cache, the
         attention mask over the cache, and the position the next token of each row takes.
 
@@ -230,7 +273,8 @@ class TransformersBackend(LocalBackend):
         shared = min(shared, min(len(p) for p in prompts) - 1)  # every row keeps a token to run
         if len(prompts) < 2 or shared < self.MIN_SHARED_PREFIX:
             ids, mask, pos = self._left_pad(prompts)
-            res = self.model(
+            res = self._forward(
+                names,
                 input_ids=ids.to(self.device),
                 attention_mask=mask.to(self.device),
                 position_ids=pos.to(self.device),
@@ -238,19 +282,12 @@ class TransformersBackend(LocalBackend):
                 **self._last_only,
             )
             return res.logits[:, -1], res.past_key_values, mask, pos[:, -1] + 1
-        head = torch.tensor([prompts[0][:shared]], dtype=torch.long)
-        res = self.model(
-            input_ids=head.to(self.device),
-            position_ids=torch.arange(shared)[None].to(self.device),
-            use_cache=True,
-            **self._last_only,
-        )
-        past = res.past_key_values
-        past.reorder_cache(torch.zeros(len(prompts), dtype=torch.long, device=self.device))
+        past = self._shared_head(prompts[0][:shared], len(prompts), names)
         ids, tmask, tpos = self._left_pad([p[shared:] for p in prompts])
         mask = torch.cat([torch.ones((len(prompts), shared), dtype=torch.long), tmask], 1)
         pos = tpos + shared
-        res = self.model(
+        res = self._forward(
+            names,
             input_ids=ids.to(self.device),
             attention_mask=mask.to(self.device),
             position_ids=pos.to(self.device),
@@ -283,8 +320,11 @@ class TransformersBackend(LocalBackend):
             return out
         ids, mask, pos = self._left_pad([list(pairs[i][0]) + list(pairs[i][1]) for i in rows])
         with torch.inference_mode():
-            logits = self.model(
-                input_ids=ids.to(self.device), attention_mask=mask.to(self.device), position_ids=pos.to(self.device)
+            logits = self._forward(
+                self._names(len(rows), None),
+                input_ids=ids.to(self.device),
+                attention_mask=mask.to(self.device),
+                position_ids=pos.to(self.device),
             ).logits.float()
             values, index = torch.log_softmax(logits, dim=-1).topk(k, dim=-1)
         values, index = values.cpu(), index.cpu()
@@ -315,11 +355,13 @@ class TransformersBackend(LocalBackend):
         temperature: float,
         seeds: Sequence[int],
         stop: Sequence[str] = (),
+        adapters: Sequence[str] | None = None,
     ) -> list[Generation]:
         torch = self.torch
         n = len(prompts)
         if n == 0:
             return []
+        names = self._names(n, adapters)
         rngs = [np.random.default_rng(int(s)) for s in seeds]
         done = [False] * n
         toks: list[list[int]] = [[] for _ in range(n)]
@@ -328,7 +370,7 @@ class TransformersBackend(LocalBackend):
         reasons = ["length"] * n
         eos = self.tokenizer.eos_token_id
         with torch.inference_mode():
-            last, past, mask, next_pos = self._prefill([list(p) for p in prompts])
+            last, past, mask, next_pos = self._prefill([list(p) for p in prompts], names)
             last_pos = next_pos - 1
             logits = last.float().cpu()
             for _ in range(max_tokens):
@@ -351,7 +393,8 @@ class TransformersBackend(LocalBackend):
                     break
                 mask = torch.cat([mask, torch.ones((n, 1), dtype=torch.long)], dim=1)
                 last_pos = last_pos + 1
-                res = self.model(
+                res = self._forward(
+                    names,
                     input_ids=nxt[:, None].to(self.device),
                     attention_mask=mask.to(self.device),
                     position_ids=last_pos[:, None].to(self.device),

@@ -318,9 +318,7 @@ class LSPO(DPO):
             out["lspo/fixed_llm_exploitability"] = self._fixed_exploitability(fixed)
         if self.initial is not None:
             frozen = copy.copy(self.agent)
-            from arena.plugins.agents.llm.hf import TransformersBackend
-
-            frozen.backend = TransformersBackend(self.initial, self.model.tokenizer)
+            frozen.backend = self.model.backend_for(self.initial)
             first = self._measure(abstract, self.abstract_policy(abstract, frozen, seed + 1), star)
             out["lspo/initial_llm_exploitability"] = first["exploitability"]
             out["lspo/initial_return_vs_cfr"] = first["return_vs_cfr"]

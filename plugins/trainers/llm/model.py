@@ -1,6 +1,12 @@
 """The trainable side of an ``llm`` agent: its weights, optimizer, optional LoRA, checkpoints and
 the push of new weights into a running vLLM engine.
 
+Two kinds of learner. A *full-model* learner owns a private copy of the weights (below). An
+*adapter* learner (a ``lora`` setting, or an agent already on an adapter: ``llm:model=BASE,adapter=new``)
+is one named LoRA adapter on the process's shared base model
+(:mod:`arena.plugins.agents.llm.adapters`): its optimiser, checkpoints, snapshots and frozen
+references are adapters only (megabytes), and every other agent on that base keeps sharing it.
+
 Why a private copy: the ``llm`` agent plugin shares one backend between agents built from the
 same model path in a process, so training that object in place would also train every frozen
 opponent or baseline built from the same path. The learner therefore gets its own copy. With
@@ -19,7 +25,6 @@ from typing import Any, Iterator, Sequence
 from arena.errors import ArenaError
 from arena.plugins.agents.llm.hf import quiet_transformers
 
-LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 LOGPROB_BATCH_TOKENS = 16384
 """Prompt tokens per forward pass when recomputing log-probs (without grad this bounds memory:
 one pass over a whole Deal or No Deal batch asked for 4.7 GB)."""
@@ -33,8 +38,19 @@ def _torch() -> Any:
     return torch
 
 
+class AdapterRef:
+    """A frozen adapter on the shared base, usable wherever a frozen model is (``logprobs(model=...)``)."""
+
+    def __init__(self, base: Any, name: str) -> None:
+        self.base, self.name = base, name
+
+
 class TrainableLLM:
     """Owns the learner's weights. ``logprobs`` gives differentiable per-sequence log-probs."""
+
+    base: Any = None
+    """The shared base model (:class:`~arena.plugins.agents.llm.adapters.SharedBase`) of an adapter learner."""
+    adapter: str | None = None
 
     def __init__(
         self,
@@ -57,6 +73,10 @@ class TrainableLLM:
             )
         self.agent = agent
         self.engine = None  # a vLLM backend to keep in sync
+        self.lora = dict(lora) if lora else None
+        if self._adapter_learner(backend, device):
+            self._finish(lr, weight_decay, max_grad_norm)
+            return
         if isinstance(backend, TransformersBackend):
             model = copy.deepcopy(backend.model)
             if device:
@@ -75,7 +95,6 @@ class TrainableLLM:
                 f"llm trainers cannot train through backend '{getattr(backend, 'name', '?')}' "
                 "(use transformers or vllm)"
             )
-        self.lora = dict(lora) if lora else None
         if self.lora:
             model = _with_lora(model, self.lora)
         self.model = model
@@ -84,10 +103,52 @@ class TrainableLLM:
             agent.backend = TransformersBackend(model, tokenizer)
             agent.backend.model.eval()
         self.params = [p for p in model.parameters() if p.requires_grad]
+        self._finish(lr, weight_decay, max_grad_norm)
+
+    def _finish(self, lr: float, weight_decay: float, max_grad_norm: float) -> None:
+        torch = _torch()
         self.optimizer = torch.optim.Adam(self.params, lr=lr, weight_decay=weight_decay)
         self.optimizers = [self.optimizer]
         self.max_grad_norm = max_grad_norm
-        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+
+    def _adapter_learner(self, backend: Any, device: str | None) -> bool:
+        """Become an adapter learner when the agent is on an adapter or ``lora`` asks for one on a
+        local transformers model (the agent then plays through that adapter of the shared base)."""
+        from arena.plugins.agents.llm.adapters import AdapterBackend, shared_base
+
+        on_adapter = isinstance(backend, AdapterBackend)
+        if not on_adapter and not (self.lora and getattr(backend, "name", "") == "transformers"):
+            return False
+        if on_adapter and self.lora and not backend.fresh:
+            raise ArenaError(
+                "llm trainers: the agent already plays a trained adapter; drop the trainer's lora "
+                "setting to train it, or start from adapter=new"
+            )
+        if on_adapter:
+            base = backend.base
+        else:
+            path = getattr(backend, "source", None)
+            if path is None:
+                raise ArenaError("llm trainers: lora on a shared base needs an agent loaded from a model directory")
+            base = shared_base(path, device or str(backend.device), str(backend.dtype_name))
+        if device and str(device) != base.device:
+            raise ArenaError(
+                f"llm trainers: an adapter learner trains on its base model's device ({base.device}), not {device}"
+            )
+        if self.lora or not on_adapter:
+            name = base.new_adapter(self.lora or {}, hint=str(getattr(self.agent, "name", "learner")))
+            old = backend
+            self.agent.backend = AdapterBackend(base, name)
+            if on_adapter:
+                base.release(old.adapter)
+            elif callable(getattr(self.agent, "release", None)):
+                self.agent.release(old)
+        self.base, self.adapter = base, self.agent.backend.adapter
+        self.agent.backend.fresh = False
+        self.model, self.tokenizer = base.model, base.tokenizer
+        self.params = base.parameters(self.adapter)
+        return True
 
     # -- log-probabilities ----------------------------------------------------------------------
     def logprobs(
@@ -102,19 +163,44 @@ class TrainableLLM:
         torch = _torch()
         from arena.plugins.agents.llm.hf import TransformersBackend
 
-        model = model or self.model
         keys: dict[tuple, int] = {}
         index = []
         for p, c in pairs:
             index.append(keys.setdefault((tuple(p), tuple(c)), len(keys)))
         uniq = [(list(p), list(c)) for p, c in keys]
-        was_training = model.training
-        view = TransformersBackend(model, self.tokenizer, max_batch_tokens=LOGPROB_BATCH_TOKENS)
-        model.train(grad)
-        with torch.enable_grad() if grad else torch.no_grad():
-            seq_lp = view.sequence_logprobs(uniq)
-        model.train(was_training)
+        if self.base is not None:
+            seq_lp = self._adapter_logprobs(uniq, grad, model)
+        else:
+            model = model or self.model
+            was_training = model.training
+            view = TransformersBackend(model, self.tokenizer, max_batch_tokens=LOGPROB_BATCH_TOKENS)
+            model.train(grad)
+            with torch.enable_grad() if grad else torch.no_grad():
+                seq_lp = view.sequence_logprobs(uniq)
+            model.train(was_training)
         return seq_lp[torch.tensor(index, dtype=torch.long, device=seq_lp.device)]
+
+    def _adapter_logprobs(self, pairs: list[tuple[list[int], list[int]]], grad: bool, ref: Any) -> Any:
+        """Log-probs through this learner's adapter (or a frozen ``AdapterRef``). With grad the
+        adapter is made the active one and the model trains (peft routes rows by name only in
+        eval mode); without, rows are routed by name and nothing else changes."""
+        torch = _torch()
+        from arena.plugins.agents.llm.adapters import AdapterBackend
+
+        name = ref.name if isinstance(ref, AdapterRef) else self.adapter
+        view = AdapterBackend(self.base, str(name))
+        view.max_batch_tokens = LOGPROB_BATCH_TOKENS
+        with self.base.lock:
+            if not grad:
+                with torch.no_grad():
+                    return view.sequence_logprobs(pairs, adapters=[name] * len(pairs))
+            self.base.model.set_adapter(name)
+            self.base.model.train(True)
+            try:
+                with torch.enable_grad():
+                    return view.sequence_logprobs(pairs)
+            finally:
+                self.base.model.train(False)
 
     def step(self, loss: Any) -> float:
         """One optimizer step; returns the gradient norm before clipping."""
@@ -124,10 +210,30 @@ class TrainableLLM:
         norm = torch.nn.utils.clip_grad_norm_(self.params, self.max_grad_norm)
         self.optimizer.step()
         self.model.eval()
+        if self.base is not None:
+            self.base.changed()
         return float(norm)
 
+    def backend_for(self, frozen: Any) -> Any:
+        """An inference backend over a :meth:`frozen_copy` (to play the frozen weights as an agent)."""
+        from arena.plugins.agents.llm.adapters import AdapterBackend
+        from arena.plugins.agents.llm.hf import TransformersBackend
+
+        if isinstance(frozen, AdapterRef):
+            return AdapterBackend(frozen.base, frozen.name)
+        return TransformersBackend(frozen, self.tokenizer)
+
+    def trainable_parameters(self) -> dict[str, Any]:
+        """Name → tensor of the weights this learner trains (its adapter's, or the whole model's)."""
+        if self.base is not None:
+            return {n: p for n, p in self.base.model.named_parameters() if f".{self.adapter}." in n and "lora_" in n}
+        return {n: p for n, p in self.model.named_parameters() if p.requires_grad}
+
     def frozen_copy(self) -> Any:
-        """A detached copy of the current weights (SPPO's pi_t, a KL reference)."""
+        """A detached copy of the current weights (SPPO's pi_t, a KL reference); an adapter
+        learner's is a frozen adapter on the same base."""
+        if self.base is not None:
+            return AdapterRef(self.base, self.base.copy_adapter(str(self.adapter), hint=f"{self.adapter}-frozen"))
         m = copy.deepcopy(self.model)
         for p in m.parameters():
             p.requires_grad_(False)
@@ -156,9 +262,13 @@ class TrainableLLM:
             self.engine.update_weights(list(self.merged_state()))
 
     def save(self, directory: str | Path) -> None:
-        """A Hugging Face model directory (merged weights + tokenizer): ``llm:model=DIR`` loads it."""
+        """A Hugging Face model directory (merged weights + tokenizer): ``llm:model=DIR`` loads it;
+        an adapter learner writes its adapter directory only (``llm:model=DIR`` loads that too)."""
         from transformers import AutoModelForCausalLM
 
+        if self.base is not None:
+            self.base.save_adapter(str(self.adapter), directory)
+            return
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         base = self.model.get_base_model() if self.lora else self.model
@@ -169,13 +279,20 @@ class TrainableLLM:
             self.tokenizer.save_pretrained(out)
 
     def state_dict(self) -> dict[str, Any]:
+        if self.base is not None:  # the adapter only: the base never changes
+            return {"adapter": self.base.state(str(self.adapter)), "optimizer": self.optimizer.state_dict()}
         return {
             "model": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
             "optimizer": self.optimizer.state_dict(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.model.load_state_dict(state["model"])
+        if self.base is not None:
+            if "adapter" not in state:
+                raise ArenaError("llm trainers: this checkpoint holds a full model, but the learner is a LoRA adapter")
+            self.base.set_state(str(self.adapter), state["adapter"])
+        else:
+            self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.sync()
 
@@ -187,22 +304,12 @@ def _device(torch: Any, device: str) -> Any:
 
 
 def _with_lora(model: Any, cfg: dict[str, Any]) -> Any:
-    try:
-        from peft import LoraConfig, get_peft_model
-    except ImportError:
-        raise ArenaError("llm trainers: lora needs the peft package (pip install peft)") from None
-    known = {"r", "alpha", "dropout", "targets"}
-    bad = sorted(set(cfg) - known)
-    if bad:
-        raise ArenaError(f"llm trainers: unknown lora key(s) {', '.join(bad)}; keys: {', '.join(sorted(known))}")
-    conf = LoraConfig(
-        r=int(cfg.get("r", 8)),
-        lora_alpha=int(cfg.get("alpha", 16)),
-        lora_dropout=float(cfg.get("dropout", 0.0)),
-        target_modules=list(cfg.get("targets", LORA_TARGETS)),
-        task_type="CAUSAL_LM",
-    )
-    return get_peft_model(model, conf)
+    """A private LoRA-wrapped copy (a vLLM learner's trainer copy; merged into the engine)."""
+    from peft import get_peft_model
+
+    from arena.plugins.agents.llm.adapters import lora_config
+
+    return get_peft_model(model, lora_config(cfg))
 
 
 def _vllm_model_path(backend: Any) -> str:

@@ -196,7 +196,7 @@ class SPPO(LLMTrainer):
 
     # -- the kept (averaged) iterate -------------------------------------------------------------
     def _params(self) -> dict[str, Any]:
-        return {n: p for n, p in self.model.model.named_parameters() if p.requires_grad}
+        return self.model.trainable_parameters()
 
     def keep(self) -> None:
         """Fold the current weights into the running mean (the kept iterate)."""

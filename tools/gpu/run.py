@@ -1,0 +1,235 @@
+"""Every GPU measurement arena makes, as one command for one H100/H200 (at most ~8 minutes).
+
+    bash tools/gpu/run.sh OUT_DIR               # on the GPU machine (installs the carried wheels)
+    python3 tools/gpu/run.py --out DIR          # the same, packages already there
+    python3 tools/gpu/run.py --cpu --out DIR    # the same sections at tiny sizes on a CPU (a test)
+
+It writes ``DIR/gpu_results.json`` and ``DIR/gpu_results.md``: the machine and library versions,
+then one section per measurement, each against its baseline in the same run:
+
+- ``cfr``: CFR+ on Leduc poker, seconds per iteration, torch on the GPU against numpy;
+- ``ppo``: a neural PPO league on Kuhn poker (256 games a step), steps/s on the GPU against the CPU;
+- ``llm_league``: K language agents on one ~0.5B Qwen2-shaped random model in bf16, as K LoRA
+  adapters on one shared base against K full models: decisions/s (a mixed-adapter batch and the
+  same batch through one adapter), learner tokens/s and seconds per update, peak GPU memory;
+- ``mismatch``: the log-prob gap between bf16 rollouts and the fp32 learner on the same decisions,
+  and the truncated importance weights that correct for it.
+
+A section that fails is recorded with its error and the others still run. The machine has no
+network: the packages it lacks travel as wheels made by ``tools/gpu/wheels.sh``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+
+def environment(device: str) -> dict[str, Any]:
+    import peft
+    import torch
+    import transformers
+
+    env = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "peft": peft.__version__,
+        "device": device,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+    if device.startswith("cuda"):
+        props = torch.cuda.get_device_properties(0)
+        env.update(gpu=props.name, gpu_memory_gib=round(props.total_memory / 2**30, 1), cuda=torch.version.cuda)
+    return env
+
+
+def cfr(device: str, iterations: int) -> dict[str, Any]:
+    """CFR+ on Leduc: seconds per iteration on ``device`` against numpy, same iterates."""
+    from arena.loading import load_game
+    from arena.plugins.agents.cfr import TreeSolver, make_rule
+
+    game = load_game("leduc_poker")
+    out: dict[str, Any] = {"game": "leduc_poker", "iterations": iterations}
+    for name, dev in (("numpy", "numpy"), (device, device)):
+        solver = TreeSolver(game, make_rule("cfr+"), device=dev)
+        solver.iterate(2)  # warm-up (kernels, allocations)
+        t0 = time.perf_counter()
+        solver.iterate(iterations)
+        out[f"{name}_s_per_iter"] = (time.perf_counter() - t0) / iterations
+        out[f"{name}_nash_conv"] = float(solver.nash_conv())
+    out["speedup_ratio"] = out["numpy_s_per_iter"] / out[f"{device}_s_per_iter"]
+    return out
+
+
+def ppo(device: str, steps: int, games: int, work: Path) -> dict[str, Any]:
+    """A neural PPO learner's league on Kuhn poker (self-play, in one process): steps/s on
+    ``device`` against the CPU."""
+    from arena.config import load_config
+    from arena.league import LeagueConfig
+    from arena.league.runner import League
+
+    out: dict[str, Any] = {"game": "kuhn_poker", "games_per_step": games, "steps": steps}
+    for dev in ("cpu", device) if device != "cpu" else ("cpu",):
+        learner = {
+            "label": "ppo",
+            "agent": f"neural:hidden=64,seed=0,device={dev}",
+            "role": "learner",
+            "trainer": {"name": "ppo", "params": {}},
+            "games_per_step": games,
+            "snapshot_every": steps,
+        }
+        cfg = load_config(
+            LeagueConfig,
+            base={
+                "game": "kuhn_poker",
+                "seed": 0,
+                "steps": steps,
+                "out": str(work / f"ppo-{dev}"),
+                "population": [learner],
+                "tensorboard": False,
+                "plots": False,
+                "progress": False,
+                "evaluation": {"every": steps, "games": 0},
+            },
+        )
+        league = League(cfg, quiet=True)
+        t0 = time.perf_counter()
+        try:
+            league.run()
+        finally:
+            league.close()
+        out[f"{dev}_steps_per_s"] = steps / (time.perf_counter() - t0)
+    if device != "cpu":
+        out["speedup_ratio"] = out[f"{device}_steps_per_s"] / out["cpu_steps_per_s"]
+    return out
+
+
+def llm_league(model: str, device: str, dtype: str, k: int, batch: int) -> dict[str, Any]:
+    """K adapters on one base against K full models (and one model), each case its own process."""
+    from arena.tools.bench.llm_league import compare, run_in_process
+
+    base = {"model": model, "device": device, "dtype": dtype, "batch": batch, "rank": 16, "repeats": 3, "update": True}
+    cases = [
+        run_in_process({**base, "k": kk, "kind": kind}) for kk, kind in ((k, "adapters"), (k, "full"), (1, "full"))
+    ]
+    return {"cases": cases, "ratios": compare(cases)}
+
+
+def mismatch(model: str, device: str, dtype: str, batch: int) -> dict[str, Any]:
+    """Log-prob gap between low-precision rollouts and the fp32 learner on the same decisions,
+    and the truncated importance weights (cap 2, as the trainers' ``is_cap``) that correct it."""
+    import torch
+
+    from arena.plugins.agents.llm.agent import LLMAgent
+    from arena.plugins.agents.llm.hf import TransformersBackend
+    from arena.tools.bench.llm_league import positions
+
+    obs = positions(batch, seed=2)
+    low = LLMAgent(TransformersBackend(model, device=device, dtype=dtype), mode="scored")
+    _, infos = low.act_batch_info(obs)
+    pairs = [(i["prompt_ids"], i["completion_ids"]) for i in infos]
+    rollout = torch.tensor([sum(i["completion_logprobs"]) for i in infos], dtype=torch.float64)
+    exact = TransformersBackend(model, device=device, dtype="float32")
+    learner = torch.tensor([sum(x) for x in exact.score_ids(pairs)], dtype=torch.float64)
+    gap = (learner - rollout).abs()
+    weights = torch.exp(learner - rollout)
+    capped = weights.clamp(max=2.0)
+    return {
+        "rollout_dtype": dtype,
+        "decisions": len(pairs),
+        "mean_abs_logprob_gap": float(gap.mean()),
+        "max_abs_logprob_gap": float(gap.max()),
+        "is_weight_mean": float(weights.mean()),
+        "is_weight_max": float(weights.max()),
+        "truncated_fraction": float((weights > 2.0).double().mean()),
+        "truncated_weight_mean": float(capped.mean()),
+    }
+
+
+def section(results: dict[str, Any], name: str, fn: Callable[[], dict[str, Any]], out: Path) -> None:
+    """Run one measurement, record it (or its error), and rewrite the reports: a run cut short
+    keeps every section finished before it."""
+    t0 = time.perf_counter()
+    print(f"[gpu] {name} ...", flush=True)
+    try:
+        results[name] = fn()
+    except Exception as exc:  # recorded; the other sections still run
+        results[name] = {"error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()[-2000:]}
+    results[name]["seconds"] = round(time.perf_counter() - t0, 1)
+    print(f"[gpu] {name}: {json.dumps(results[name], default=str)[:1500]}", flush=True)
+    (out / "gpu_results.json").write_text(json.dumps(results, indent=2, default=str))
+    (out / "gpu_results.md").write_text(markdown(results))
+
+
+def markdown(r: dict[str, Any]) -> str:
+    env = r["environment"]
+    lines = [f"# arena GPU measurements, {env.get('date')}", ""]
+    lines.append(", ".join(f"{k} {v}" for k, v in env.items() if k != "date"))
+    lines.append("")
+    lines.append("| measurement | value |")
+    lines.append("|---|---|")
+    for name in ("cfr", "ppo", "mismatch"):
+        for key, value in r.get(name, {}).items():
+            if key != "trace":
+                lines.append(
+                    f"| {name}.{key} | {value:.4g} |" if isinstance(value, float) else f"| {name}.{key} | {value} |"
+                )
+    league = r.get("llm_league", {})
+    if "cases" in league:
+        lines += ["", "| kind | K | peak GiB | single dec/s | mixed dec/s | update s/learner | learner tok/s |"]
+        lines.append("|---|---|---|---|---|---|---|")
+        for c in league["cases"]:
+            lines.append(
+                f"| {c['kind']} | {c['k']} | {c['peak_bytes'] / 2**30:.2f} | {c['single_decisions_per_s']} | "
+                f"{c['mixed_decisions_per_s']} | {c.get('update_s_per_learner')} | {c.get('learner_tokens_per_s')} |"
+            )
+        lines += ["", f"ratios: `{json.dumps(league['ratios'])}`"]
+    elif league:
+        lines += ["", f"llm_league: {league.get('error')}"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cpu", action="store_true", help="dry run on the CPU at tiny sizes")
+    p.add_argument("--out", default="runs/gpu", help="where the JSON and markdown reports go")
+    p.add_argument("--params", default=None, help="model size (default 0.5B on a GPU, 2M with --cpu)")
+    p.add_argument("--k", type=int, default=4, help="learners as adapters vs as full models")
+    p.add_argument("--work", default=None, help="scratch space for the model and runs (default OUT/work)")
+    args = p.parse_args(argv)
+    device = "cpu" if args.cpu else "cuda"
+    dtype = "float32" if args.cpu else "bfloat16"
+    out = Path(args.out)
+    work = Path(args.work) if args.work else out / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {"environment": environment(device), "command": " ".join(sys.argv)}
+    print(f"[gpu] {json.dumps(results['environment'])}", flush=True)
+    section(results, "cfr", lambda: cfr(device, 5 if args.cpu else 200), out)
+    section(results, "ppo", lambda: ppo(device, 3 if args.cpu else 8, 64 if args.cpu else 256, work), out)
+    model = str(work / "base")
+
+    def build() -> dict[str, Any]:
+        from arena.tools.tiny_model import build_tiny_model
+
+        params = args.params or ("2M" if args.cpu else "0.5B")
+        build_tiny_model(model, arch="qwen2", params=params, tokenizer="bpe", dtype=dtype)
+        return json.loads((Path(model) / "arena_tiny_model.json").read_text())
+
+    section(results, "model", build, out)
+    batch = 16 if args.cpu else 256
+    section(results, "llm_league", lambda: llm_league(model, device, dtype, args.k, batch), out)
+    section(results, "mismatch", lambda: mismatch(model, device, "bfloat16", batch), out)
+    failed = [k for k, v in results.items() if isinstance(v, dict) and "error" in v]
+    print(f"[gpu] wrote {out / 'gpu_results.json'} and gpu_results.md; failed sections: {failed or 'none'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
