@@ -239,3 +239,81 @@ def test_retry_after_header_on_429(tmp_path, subprocess_env):
         assert statuses[2][1] is not None and 1 <= int(statuses[2][1]) <= 2
     finally:
         host.stop()
+
+
+def test_players_behind_one_address_finish_while_a_third_client_floods(tmp_path, subprocess_env):
+    """Rate limits are per credential: two people on one address (as behind one NAT) play a
+    whole series while a third client on that address sends 500 hostile requests (wrong tokens,
+    no token). The flood is refused with 429s from the address's bucket; no request of the
+    players is, and whoami still answers them during the flood."""
+    import threading
+
+    host = HostProcess(
+        [
+            "rate_limit=5",
+            "rate_burst=10",
+            "--game",
+            "kuhn_poker",
+            "--seats",
+            "human",
+            "human",
+            "--games",
+            "10",
+            "--no-store",
+            "--move-time",
+            "60",
+        ],
+        2,
+        subprocess_env,
+    )
+    players = [host.client(0).open(), host.client(1).open()]
+    refused: list[int] = []
+    started = threading.Event()
+
+    def flood() -> None:
+        wrong, anonymous = JoinClient(host.url, "not-a-token"), JoinClient(host.url, "")
+        started.set()
+        for k in range(500):
+            try:
+                (wrong.act(1, action=0) if k % 2 else anonymous.whoami())
+            except HostError as exc:
+                refused.append(exc.status)
+
+    def play(me: JoinClient, errors: list) -> None:
+        moves = 0
+        try:
+            for ev in me.events(timeout=60):
+                if ev["type"] == "turn":
+                    moves += 1
+                    deadline = time.monotonic() + 30  # interleave: each move waits for 50 more hostile requests
+                    while len(refused) < min(500, 50 * moves) and time.monotonic() < deadline:
+                        time.sleep(0.01)
+                    me.act(ev["turn"], action=ev["actions"][0]["action"])
+        except HostError as exc:  # a refused move: what the per-address limit used to do
+            errors.append(exc.status)
+
+    errors: list[int] = []
+    try:
+        hostile = threading.Thread(target=flood, daemon=True)
+        hostile.start()
+        started.wait(10)
+        while len(refused) < 50:  # the address's burst is spent
+            time.sleep(0.01)
+        assert [p.whoami()["seat"] for p in players] == [0, 1]  # answered during the flood
+        threads = [threading.Thread(target=play, args=(p, errors), daemon=True) for p in players]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        hostile.join(120)
+        assert host.wait() == 0, host.stderr
+        assert not errors and all(p.received[-1]["type"] == "series_over" for p in players)
+        assert len(refused) == 500 and refused.count(429) >= 400 and 0 not in refused, {
+            c: refused.count(c) for c in set(refused)
+        }
+        assert sum("rejected (429)" in line for line in host.err) == refused.count(429)  # only the flood's
+        assert "too many requests from this address" in "".join(host.err)
+    finally:
+        for p in players:
+            p.close()
+        host.stop()

@@ -129,13 +129,20 @@ class Hub:
         for s in self.seats.values():
             self._post(s, dict(event))
 
-    def seat_of(self, token: str | None, where: str = "") -> Seat:
-        """The seat a token grants (compared in constant time), else a logged 403."""
+    def seat_for(self, token: str | None) -> Seat | None:
+        """The seat a token grants (compared in constant time), or None; nothing is logged."""
         if token:
             for s in self.seats.values():
                 if hmac.compare_digest(s.token.encode(), token.encode()):
                     return s
-        raise self.reject(403, "unknown or missing join token", where)
+        return None
+
+    def seat_of(self, token: str | None, where: str = "") -> Seat:
+        """The seat a token grants, else a logged 403."""
+        seat = self.seat_for(token)
+        if seat is None:
+            raise self.reject(403, "unknown or missing join token", where)
+        return seat
 
     # -- connections --------------------------------------------------------------------------
     def connect(self, token: str | None, where: str = "") -> tuple[Seat, int]:

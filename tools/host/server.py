@@ -11,9 +11,11 @@ answered with an error status and a one-line reason, and logged by the hub.
 Connection handling: a listen backlog of :data:`BACKLOG` (the standard library's 5 made 200
 simultaneous connects wait for SYN retransmits, ~9 s), a thread per connection, and an idle
 timeout that closes a connection that sends nothing (so idle sockets cannot pile up). API
-requests (moves, event streams, whoami) are rate-limited per client address by a token bucket
-(:class:`RateLimiter`): over the limit is a 429 with ``Retry-After``, logged like every
-refusal. An unexpected error in a handler is one logged line and a 500, never a traceback.
+requests (moves, event streams, whoami) are rate-limited by a token bucket per credential
+(:class:`RateLimiter`): a request with a valid seat token spends its seat's bucket, any other
+(no token, a wrong one) its client address's, so a hostile client cannot spend the budget of
+players behind the same address; over the limit is a 429 with ``Retry-After``, logged like every
+refusal. Connections that send nothing spend no one's budget (only API requests count). An unexpected error in a handler is one logged line and a 500, never a traceback.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ API = ("/api/act", "/api/events", "/api/whoami")
 
 
 class RateLimiter:
-    """Token buckets per client address: ``rate`` requests per second sustained, bursts of
+    """Token buckets per key (a seat, or a client address): ``rate`` requests per second sustained, bursts of
     ``burst``; ``rate`` 0 switches it off. Buckets of clients idle long enough to be full again
     are dropped, so the table stays small."""
 
@@ -139,15 +141,19 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(exc.status, {"error": exc.reason}, {"Retry-After": str(wait)} if wait else None)
 
     def _limit(self, path: str) -> None:
-        """Refuse an API request over the client's rate (429 with Retry-After)."""
+        """Refuse an API request over its credential's rate (429 with Retry-After): a request
+        with a valid seat token spends that seat's bucket, any other the client address's, so
+        clients sharing an address (behind one NAT) cannot spend a seat's budget."""
         if path not in API:
             return
-        wait = self.limiter.allow(self.client_address[0])
+        seat = self.hub.seat_for(self._token(query=path != "/api/act"))
+        who = "this seat" if seat is not None else "this address"
+        wait = self.limiter.allow(f"seat {seat.seat}" if seat is not None else self.client_address[0])
         if wait > 0:
             self.close_connection = True
             exc = self.hub.reject(
                 429,
-                f"too many requests from this address (limit {self.limiter.rate:g}/s, bursts of {self.limiter.burst})",
+                f"too many requests from {who} (limit {self.limiter.rate:g}/s, bursts of {self.limiter.burst})",
                 self._where(),
             )
             exc.retry_after = max(1, math.ceil(wait))  # type: ignore[attr-defined]
@@ -306,7 +312,7 @@ class _Server(ThreadingHTTPServer):
 
 class HostServer:
     """Serves one hub on ``bind:port`` (port 0 picks a free one) from a background thread;
-    ``rate_limit``/``rate_burst`` per client address on the API, ``idle_timeout`` seconds for a
+    ``rate_limit``/``rate_burst`` per seat token (per client address without one) on the API, ``idle_timeout`` seconds for a
     connection that sends nothing."""
 
     def __init__(

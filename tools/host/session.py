@@ -55,7 +55,7 @@ class HostConfig:
     tokens: dict[str, str] = field(default_factory=dict)
     """Fixed join tokens by seat number (for scripted setups); default: fresh random tokens."""
     rate_limit: float = 20.0
-    """API requests (moves, event streams) per second per client address, sustained; 0: no limit."""
+    """API requests (moves, event streams) per second per seat token (per client address without one), sustained; 0: no limit."""
     rate_burst: int = 40
     """Requests a client may make at once before the rate applies."""
     idle_timeout: float = 30.0
