@@ -313,7 +313,7 @@ def test_browser_plays_a_whole_game_against_the_heuristic_by_clicking(tmp_path, 
                     page.wait_for_selector("#buttons button:enabled, #result:not([hidden])", timeout=60_000)
                     if page.is_visible("#result"):
                         break
-                    boards.append(page.inner_text("#view"))
+                    boards.append(page.text_content("#view"))
                     labels = page.locator("#buttons button").all_inner_texts()
                     mine = page.locator("#lines li.mine").count()
                     page.get_by_role("button", name=pick(labels), exact=True).first.click()
