@@ -132,9 +132,15 @@ def test_views_and_turns_carry_the_structured_view_and_the_renderer_is_served():
     assert "arenaTable.register" in js and renderer_source(arena.load_game("ipd")) == ""
     hub = Hub("kuhn_poker", ["a", "b"], {0: "a"}, move_time=10, renderer=js)
     hub.start_game(state, 0)
+    state.apply_action(1)  # player 0 bets
     hub.refresh()
     view = hub.seats[0].events[-1]
-    assert view["type"] == "view" and view["struct"] == state.observation_struct(0)
+    assert view["type"] == "view" and view["struct"] == {**state.observation_struct(0), "log_start": 0}
+    state.apply_action(1)  # player 1 calls
+    hub.refresh()
+    later = hub.seats[0].events[-1]["struct"]
+    assert later["log"] == ["your opponent: call"] and later["log_start"] == 1  # only the new event
+    assert later["showdown"] and later["over"]
     seen = json.dumps({k: v for k, v in view["struct"].items() if k != "deck"})
     assert view["struct"]["hand"] == [{"rank": "King"}] and "Jack" not in seen  # seat 1's card
     assert hub.seats[0].events[0]["renderer"] is True

@@ -60,6 +60,8 @@ class Seat:
     delivered: int = 0
     turn: Turn | None = None
     view: str | None = None
+    logged: int = 0
+    """Entries of the structured view's event log already sent this game (views send only new ones)."""
     total: float = 0.0
 
 
@@ -201,7 +203,7 @@ class Hub:
     def start_game(self, state: State, index: int) -> None:
         self.state, self.game_index = state, index
         for s in self.seats.values():
-            s.view = None
+            s.view, s.logged = None, 0
         self.broadcast({"type": "game_start", "index": index})
 
     def refresh(self) -> None:
@@ -214,7 +216,18 @@ class Hub:
             key = text + json.dumps(struct, sort_keys=True)
             if key != s.view:
                 s.view = key
-                self._post(s, {"type": "view", "text": text, "struct": struct})
+                self._post(s, {"type": "view", "text": text, "struct": self._new_events(s, struct)})
+
+    @staticmethod
+    def _new_events(seat: Seat, struct: dict[str, Any] | None) -> dict[str, Any] | None:
+        """``struct`` with only the log entries the seat has not been sent (``log_start`` says
+        where they begin), so a long game's events are not repeated in every view."""
+        if struct is None or not isinstance(struct.get("log"), list):
+            return struct
+        log = struct["log"]
+        out = {**struct, "log": log[seat.logged :], "log_start": seat.logged}
+        seat.logged = max(seat.logged, len(log))
+        return out
 
     def ask(self, player: int, obs: Observation) -> Action:
         """Open a turn for ``player``, wait for its client or the clock, return the action."""
@@ -264,7 +277,7 @@ class Hub:
                 "you": returns[player],
                 "outcome": outcome,
                 "text": final_text,
-                "struct": final_struct,
+                "struct": self._new_events(seat, final_struct),
                 "forfeit": forfeit,
                 "total": seat.total,
             },

@@ -8,8 +8,9 @@ connection replays the whole series for that seat and rebuilds the screen.
 
 Event types: ``hello`` (seat, seat names, game, series length, whether the game ships a table
 renderer), ``game_start``, ``view`` (this seat's observation text, and its structured view
-``struct`` when the game has one), ``turn`` (an open decision: legal actions with labels or a
-text limit, the structured view, and the time limit), ``moved`` (the turn closed: the action
+``struct`` when the game has one, its ``log`` holding only the entries not sent before, from
+``log_start``), ``turn`` (an open decision: legal actions with labels or a
+text limit, the structured view without its log, and the time limit), ``moved`` (the turn closed: the action
 taken, by the player or by the clock), ``game_over`` (returns, final view and structured view),
 ``series_over`` (totals). ``GET /game.js`` is the game's table renderer (empty without one).
 
@@ -159,11 +160,16 @@ def turn_event(turn: int, obs: Observation, time_limit: float | None) -> dict[st
         "player": obs.player,
         "decision": obs.decision,
         "text": obs.text,
-        "struct": obs.struct,
+        "struct": _without_log(obs.struct),
         "actions": [{"action": a, "label": lbl} for a, lbl in zip(obs.legal_actions, obs.action_labels)],
         "max_text_length": obs.max_text_length,
         "time_limit": time_limit,
     }
+
+
+def _without_log(struct: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A turn's structured view without the event log (``view`` events carry it)."""
+    return None if struct is None else {k: v for k, v in struct.items() if k != "log"}
 
 
 class TurnView(State):

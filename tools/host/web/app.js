@@ -93,9 +93,10 @@ function hideChoices() { $("choices").hidden = true; $("choice-list").replaceChi
 
 function logEvents(struct, text) {
   // The log is the game's own events when its structured view has them, else the new text lines.
-  if (struct && Array.isArray(struct.log)) {
-    for (const line of struct.log.slice(ui.logged)) logLine(line);
-    ui.logged = struct.log.length;
+  if (struct && Array.isArray(struct.log)) {  // the host sends only new entries, from log_start
+    const start = struct.log_start || 0;
+    struct.log.forEach((line, i) => { if (start + i >= ui.logged) logLine(line); });
+    ui.logged = Math.max(ui.logged, start + struct.log.length);
   } else {
     for (const line of newLines(ui.lastView, text)) logLine(line);
   }
