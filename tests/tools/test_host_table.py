@@ -61,6 +61,7 @@ def best(options: list[tuple[str, list[str]]], order: list[str]) -> tuple[str, s
 
 
 def open_page(pw, host, seat: int, width: int, height: int, errors: list[str]):
+    ARTIFACTS.mkdir(exist_ok=True)
     browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
     page = browser.new_page(viewport={"width": width, "height": height})
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -96,12 +97,14 @@ def test_monopoly_deal_against_the_heuristic_by_clicking_cards_on_a_phone(tmp_pa
                     assert page.locator("#table-view").is_visible() and not page.locator("#textbox").get_attribute(
                         "open"
                     )
-                    seen["cards"] = max(seen["cards"], page.locator("#table-view .hand .card").count())
-                    seen["sets"] = max(seen["sets"], page.locator("#table-view .set").count())
-                    seen["bank"] = max(seen["bank"], page.locator("#table-view .bank .card").count())
+                    seen["cards"] = max(seen["cards"], page.locator("#table-view .hand .card:visible").count())
+                    seen["sets"] = max(seen["sets"], page.locator("#table-view .set:visible").count())
+                    seen["bank"] = max(seen["bank"], page.locator("#table-view .bank .card:visible").count())
                     seen["overflow"] = max(seen["overflow"], page.evaluate("document.documentElement.scrollWidth"))
                     if len(clicked) == 12:
                         page.screenshot(path=str(ARTIFACTS / "host_table_monopoly_deal_phone.png"), full_page=True)
+                        box = page.locator("#table-view .hand .card").last.bounding_box()
+                        assert box and box["width"] > 30 and box["x"] + box["width"] <= 390  # a card, on screen
                     ref, label = best(actionable(page), order)
                     click_move(page, ref, label)
                     clicked.append(ref)
@@ -148,9 +151,11 @@ def test_leduc_against_cfr_by_clicking_chips_and_by_keyboard(tmp_path, subproces
                         break
                     assert page.locator("#table-view .seat.you .card").count() == 1  # my card, face up
                     assert page.locator("#table-view .seats-row .card.back").count() == 1  # the opponent's, face down
-                    seen["pot"] = max(seen["pot"], page.locator("#table-view .pot .chip").count())
-                    seen["moves"] = max(seen["moves"], page.locator("#table-view .moves .chip").count())
-                    seen["board"] = max(seen["board"], page.locator("#table-view .board .card:not(.back)").count())
+                    seen["pot"] = max(seen["pot"], page.locator("#table-view .pot .chip:visible").count())
+                    seen["moves"] = max(seen["moves"], page.locator("#table-view .moves .chip:visible").count())
+                    seen["board"] = max(
+                        seen["board"], page.locator("#table-view .board .card:not(.back):visible").count()
+                    )
                     ref, label = best(actionable(page), ["call", "check", "raise"])
                     if not clicked:  # the first move by keyboard alone: focus the chip, Enter
                         page.locator(f'[data-ref="{ref}"]').focus()
@@ -176,6 +181,7 @@ def test_leduc_against_cfr_by_clicking_chips_and_by_keyboard(tmp_path, subproces
     assert any(line.startswith("round 1: ") for line in log) and any(line.startswith("board: ") for line in log)
     assert not [line for line in log if line.startswith("You are player")]  # events, not repeated views
     assert not errors, errors
+    assert (ARTIFACTS / "host_table_leduc.png").stat().st_size > 10_000
 
 
 def test_a_werewolf_day_by_clicking_seats(tmp_path, subprocess_env):
@@ -196,14 +202,14 @@ def test_a_werewolf_day_by_clicking_seats(tmp_path, subprocess_env):
                     page.wait_for_selector(READY, timeout=60_000)
                     if page.is_visible("#result"):
                         break
-                    assert page.locator("#table-view .seat").count() == 7
+                    assert page.locator("#table-view .seat:visible").count() == 7
                     ref, label = best(actionable(page), ["vote ", "accuse ", "kill ", "inspect ", "protect "])
                     click_move(page, ref, label)
                     clicked.append((ref, label))
                     if len(clicked) == 1:
                         page.screenshot(path=str(ARTIFACTS / "host_table_werewolf.png"), full_page=True)
-                dead = page.locator("#table-view .seat.dead").count()
-                roles = page.locator("#table-view .seat .tag.wolf").count()
+                dead = page.locator("#table-view .seat.dead:visible").count()
+                roles = page.locator("#table-view .seat .tag.wolf:visible").count()
                 outcome = page.inner_text("#outcome")
             finally:
                 browser.close()
@@ -217,3 +223,4 @@ def test_a_werewolf_day_by_clicking_seats(tmp_path, subprocess_env):
     assert any(label.startswith("accuse ") for _, label in clicked), clicked  # and its discussion
     assert dead >= 1 and roles >= 1  # the night's victim; every role shown at the end
     assert not errors, errors
+    assert (ARTIFACTS / "host_table_werewolf.png").stat().st_size > 10_000
