@@ -7,7 +7,8 @@ mixture. On tree-view games (exact oracle) the mixture is turned into one behavi
 member per game from the mixture. A league may grow it with :meth:`PSROAgent.improve`.
 
 Meta-solvers: uniform, nash, prd, rm, alpharank, shor (SHOR-PSRO's training solver, evaluated
-with ``shor_eval`` unless ``eval_solver`` says otherwise). See ``docs/psro.md``.
+with ``shor_eval`` unless ``eval_solver`` says otherwise), the correlated mwcce, mwce, mecce, mece
+(JPSRO; the agent plays the joint's marginals) and rae. See ``docs/psro.md``.
 """
 
 from __future__ import annotations

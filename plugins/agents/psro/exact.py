@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from arena.exact.exploitability import best_response, nash_conv, policy_value
+from arena.exact.exploitability import best_response, correlated_best_response, nash_conv, policy_value
 from arena.exact.tree import Tree, backward, get_tree
 from arena.game import Game
 
@@ -75,6 +75,46 @@ class TreeOracle:
         value, br = best_response(self.tree, others, p, self.ties)
         s0, s1 = self.slots[p]
         return value, br[s0:s1].copy()
+
+    def response_to_joint(
+        self, p: int, pops: Sequence[Sequence[np.ndarray]], weights: np.ndarray, floor: float = 1e-10
+    ) -> tuple[float, np.ndarray]:
+        """Exact best response of ``p`` to the others playing a joint distribution ``weights``
+        over their populations (axes: the other players in seat order), correlated as drawn."""
+        others = [q for q in range(self.n) if q != p]
+        profiles, ws = [], []
+        for idx in zip(*np.nonzero(weights > floor)):
+            pick = dict(zip(others, idx))
+            profiles.append(self.joint([self.uniform(q) if q == p else pops[q][pick[q]] for q in range(self.n)]))
+            ws.append(float(weights[idx]))
+        w = np.asarray(ws)
+        return correlated_best_response(self.tree, profiles, w / w.sum(), p, self.ties)
+
+    def joint_responses(
+        self, pops: Sequence[Sequence[np.ndarray]], joint: np.ndarray, kind: str, meta: Sequence[np.ndarray]
+    ) -> tuple[list[np.ndarray], np.ndarray]:
+        """JPSRO's best responses to a joint distribution over the populations and each player's
+        exact gap. CCE: one response to the others' marginal, gap = its value minus the joint's.
+        CE: a response to the others' conditional for every recommended member, gap = the
+        probability-weighted sum of their gains; the member with the largest gain joins."""
+        brs, gaps = [], []
+        for p in range(self.n):
+            if kind == "cce":
+                value, br = self.response_to_joint(p, pops, joint.sum(axis=p))
+                brs.append(br)
+                gaps.append(max(0.0, value - float(np.sum(joint * meta[p]))))
+                continue
+            marg = joint.sum(axis=tuple(q for q in range(self.n) if q != p))
+            best, total = (-1.0, self.uniform(p)), 0.0
+            for k in np.flatnonzero(marg > 1e-10):
+                cond = np.take(joint, k, axis=p) / marg[k]
+                value, br = self.response_to_joint(p, pops, cond)
+                gain = marg[k] * max(0.0, value - float(np.sum(cond * np.take(meta[p], k, axis=p))))
+                total += gain
+                best = max(best, (gain, br), key=lambda t: t[0])
+            brs.append(best[1])
+            gaps.append(total)
+        return brs, np.asarray(gaps)
 
     def values(self, parts: Sequence[np.ndarray]) -> np.ndarray:
         """Every player's expected return under one profile of members."""

@@ -4,7 +4,9 @@
 |Π_{n-1}|``). A solver returns one probability vector per player: uniform, Nash LP, PRD, regret
 matching, α-Rank, and SHOR-PSRO's hybrid with its annealed training solver and its separate
 evaluation solver (Listing 6 of Li, Schultz, Hennes and Lanctot, *Discovering Multiagent Learning
-Algorithms with Large Language Models*, arXiv 2602.16928).
+Algorithms with Large Language Models*, arXiv 2602.16928); for general-sum and n-player
+meta-games the max-welfare and max-entropy CE/CCE (``mwce``, ``mwcce``, ``mece``, ``mecce``: a joint
+distribution, so PSRO becomes JPSRO) and the risk-averse equilibrium (``rae``).
 
 Why objects and not functions: SHOR-PSRO's training solver anneals with the number of times it
 has been called, so a solver may carry state (``calls``), which PSRO checkpoints with it.
@@ -17,6 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from arena.errors import ArenaError
+from arena.exact import equilibria
 
 Mixtures = list[np.ndarray]
 
@@ -40,9 +43,12 @@ def _normalize(x: np.ndarray) -> np.ndarray:
 
 
 class MetaSolver:
-    """Base class: ``solver(meta_games) -> [mixture per player]``."""
+    """Base class: ``solver(meta_games) -> [mixture per player]``. A correlated solver (``kind``
+    "ce" or "cce") also has ``joint(meta_games)``, a distribution over joint profiles, which
+    PSRO best-responds to instead of the product of the mixtures (JPSRO)."""
 
     name = "base"
+    kind: str | None = None
 
     def __call__(self, meta_games: Sequence[np.ndarray]) -> Mixtures:
         raise NotImplementedError
@@ -187,6 +193,42 @@ class AlphaRank(MetaSolver):
         return out
 
 
+class Correlated(MetaSolver):
+    """Max-welfare (LP) or max-entropy (C)CE of an n-player general-sum meta-game (JPSRO's
+    meta-solvers, Marris et al., arXiv 2106.09435); ``__call__`` gives the joint's marginals."""
+
+    def __init__(self, kind: str, objective: str) -> None:
+        self.kind, self.objective = kind, objective
+        self.name = ("mw" if objective == "welfare" else "me") + kind
+
+    def joint(self, meta_games: Sequence[np.ndarray]) -> np.ndarray:
+        tables = equilibria.check_payoffs(meta_games, f"meta-solver '{self.name}'")
+        if equilibria.is_two_player_zero_sum(tables):
+            raise ArenaError(
+                f"meta-solver '{self.name}' is for general-sum or n-player meta-games; this one is "
+                "2-player zero-sum, where a (coarse) correlated equilibrium is a Nash one: use nash"
+            )
+        solve = equilibria.max_welfare if self.objective == "welfare" else equilibria.max_entropy
+        return solve(tables, self.kind)
+
+    def __call__(self, meta_games):
+        return [_normalize(m) for m in equilibria.marginals(self.joint(meta_games))]
+
+
+class RiskAverse(MetaSolver):
+    """Risk-averse equilibrium (Slumbers et al., arXiv 2205.15434): each mixture trades the
+    variance the others' mixtures put on its payoff (weight ``risk``) against the mean."""
+
+    name = "rae"
+
+    def __init__(self, risk: float = 0.1, iterations: int = 300) -> None:
+        self.risk, self.iterations = float(risk), int(iterations)
+
+    def __call__(self, meta_games):
+        eq = equilibria.risk_averse_equilibrium(meta_games, self.risk, self.iterations)
+        return [_normalize(m) for m in eq]
+
+
 # -- SHOR-PSRO (Li et al. 2026, Listing 6) ----------------------------------------------------
 def hybrid(
     meta_games: Sequence[np.ndarray], iters: int, lam: float, temp: float, beta: float, div: float, avg: bool
@@ -268,6 +310,11 @@ SOLVERS = {
     "alpharank": AlphaRank,
     "shor": ShorTraining,
     "shor_eval": ShorEval,
+    "mwce": lambda: Correlated("ce", "welfare"),
+    "mwcce": lambda: Correlated("cce", "welfare"),
+    "mece": lambda: Correlated("ce", "entropy"),
+    "mecce": lambda: Correlated("cce", "entropy"),
+    "rae": RiskAverse,
 }
 EVAL_DEFAULT = {"shor": "shor_eval"}
 """A training solver's evaluation partner when none is named (SHOR-PSRO); others evaluate with themselves."""
