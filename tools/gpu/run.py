@@ -111,11 +111,12 @@ def ppo(device: str, steps: int, games: int, work: Path) -> dict[str, Any]:
     return out
 
 
-def llm_league(model: str, device: str, dtype: str, k: int, batch: int) -> dict[str, Any]:
+def llm_league(model: str, device: str, dtype: str, k: int, batch: int, repeats: int) -> dict[str, Any]:
     """K adapters on one base against K full models (and one model), each case its own process."""
     from arena.tools.bench.llm_league import compare, run_in_process
 
-    base = {"model": model, "device": device, "dtype": dtype, "batch": batch, "rank": 16, "repeats": 3, "update": True}
+    base = {"model": model, "device": device, "dtype": dtype, "batch": batch, "rank": 16, "repeats": repeats}
+    base["update"] = True
     cases = [
         run_in_process({**base, "k": kk, "kind": kind}) for kk, kind in ((k, "adapters"), (k, "full"), (1, "full"))
     ]
@@ -212,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"environment": environment(device), "command": " ".join(sys.argv)}
     print(f"[gpu] {json.dumps(results['environment'])}", flush=True)
     section(results, "cfr", lambda: cfr(device, 5 if args.cpu else 200), out)
-    section(results, "ppo", lambda: ppo(device, 3 if args.cpu else 8, 64 if args.cpu else 256, work), out)
+    section(results, "ppo", lambda: ppo(device, 2 if args.cpu else 8, 32 if args.cpu else 256, work), out)
     model = str(work / "base")
 
     def build() -> dict[str, Any]:
@@ -223,8 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         return json.loads((Path(model) / "arena_tiny_model.json").read_text())
 
     section(results, "model", build, out)
-    batch = 16 if args.cpu else 256
-    section(results, "llm_league", lambda: llm_league(model, device, dtype, args.k, batch), out)
+    batch = 8 if args.cpu else 256
+    repeats = 1 if args.cpu else 3
+    section(results, "llm_league", lambda: llm_league(model, device, dtype, args.k, batch, repeats), out)
     section(results, "mismatch", lambda: mismatch(model, device, "bfloat16", batch), out)
     failed = [k for k, v in results.items() if isinstance(v, dict) and "error" in v]
     print(f"[gpu] wrote {out / 'gpu_results.json'} and gpu_results.md; failed sections: {failed or 'none'}")

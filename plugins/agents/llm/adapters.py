@@ -51,6 +51,11 @@ def adapter_base(directory: str | Path) -> str:
     return str(base)
 
 
+def adapter_rank(directory: str | Path) -> int:
+    """The LoRA rank ``r`` an adapter directory was made with."""
+    return int(json.loads((Path(directory) / ADAPTER_CONFIG).read_text()).get("r", 0))
+
+
 def lora_config(spec: dict[str, Any]) -> Any:
     """A peft ``LoraConfig`` from ``{rank, alpha, dropout, targets}`` (``r`` is accepted for rank)."""
     try:
@@ -205,6 +210,8 @@ class SharedBase:
                 return
             self.adapters.pop(name, None)
             if self.peft and name in self.model.peft_config and len(self.model.peft_config) > 1:
+                if self.model.active_adapter == name:  # hand "active" to another first (peft warns otherwise)
+                    self.model.set_adapter(next(n for n in self.model.peft_config if n != name))
                 self.model.delete_adapter(name)
                 self.changed()
 

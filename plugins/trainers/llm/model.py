@@ -116,15 +116,15 @@ class TrainableLLM:
         """Become an adapter learner when the agent is on an adapter or ``lora`` asks for one on a
         local transformers model (the agent then plays through that adapter of the shared base)."""
         from arena.plugins.agents.llm.adapters import AdapterBackend, shared_base
+        from arena.plugins.agents.llm.vllm_backend import VLLMAdapterView
 
+        if isinstance(backend, VLLMAdapterView):
+            return self._vllm_adapter_learner(backend, device)
         on_adapter = isinstance(backend, AdapterBackend)
         if not on_adapter and not (self.lora and getattr(backend, "name", "") == "transformers"):
             return False
         if on_adapter and self.lora and not backend.fresh:
-            raise ArenaError(
-                "llm trainers: the agent already plays a trained adapter; drop the trainer's lora "
-                "setting to train it, or start from adapter=new"
-            )
+            _same_shape(backend, self.lora)  # a resumed or snapshotted learner: train the adapter it plays
         if on_adapter:
             base = backend.base
         else:
@@ -136,7 +136,7 @@ class TrainableLLM:
             raise ArenaError(
                 f"llm trainers: an adapter learner trains on its base model's device ({base.device}), not {device}"
             )
-        if self.lora or not on_adapter:
+        if (self.lora and (not on_adapter or backend.fresh)) or not on_adapter:
             name = base.new_adapter(self.lora or {}, hint=str(getattr(self.agent, "name", "learner")))
             old = backend
             self.agent.backend = AdapterBackend(base, name)
@@ -146,6 +146,25 @@ class TrainableLLM:
                 self.agent.release(old)
         self.base, self.adapter = base, self.agent.backend.adapter
         self.agent.backend.fresh = False
+        self.model, self.tokenizer = base.model, base.tokenizer
+        self.params = base.parameters(self.adapter)
+        return True
+
+    def _vllm_adapter_learner(self, view: Any, device: str | None) -> bool:
+        """An adapter the agent plays on a vLLM engine: the trainer trains a transformers copy of it
+        (fp32, on ``device``) and each :meth:`sync` hands the engine the new version as a new LoRA
+        id (a directory of megabytes; no weight sync, and vLLM evicts unused versions)."""
+        import tempfile
+
+        from arena.plugins.agents.llm.adapters import shared_base
+
+        engine = view.base
+        base = shared_base(engine.model_path, device or "cpu", "float32")
+        self.base = base
+        self.adapter = base.load_adapter(engine.loras[view.adapter].lora_path, hint="vllm-learner")
+        self.view = view
+        self.versions = Path(tempfile.mkdtemp(prefix="arena-lora-versions-"))
+        self.version = 0
         self.model, self.tokenizer = base.model, base.tokenizer
         self.params = base.parameters(self.adapter)
         return True
@@ -256,8 +275,18 @@ class TrainableLLM:
         finally:
             self.model.unmerge_adapter()
 
+    view: Any = None
+    """The vLLM adapter view an adapter learner's agent plays through (it follows each version)."""
+
     def sync(self) -> None:
-        """Push the new weights into the vLLM engine (no-op for the transformers backend)."""
+        """Push the new weights into the vLLM engine (no-op for the transformers backend); an
+        adapter learner on vLLM publishes its adapter as a new version instead."""
+        if self.view is not None:
+            self.version += 1
+            directory = self.versions / f"v{self.version:06d}"
+            self.base.save_adapter(str(self.adapter), directory)
+            self.view.follow(str(directory))
+            return
         if self.engine is not None:
             self.engine.update_weights(list(self.merged_state()))
 
@@ -295,6 +324,19 @@ class TrainableLLM:
             self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.sync()
+
+
+def _same_shape(backend: Any, lora: dict[str, Any]) -> None:
+    """A trainer's ``lora`` setting must describe the trained adapter the agent already plays."""
+    from arena.plugins.agents.llm.adapters import lora_config
+
+    have = backend.base.model.peft_config[backend.adapter]
+    want = lora_config(lora)
+    if (have.r, have.lora_alpha, set(have.target_modules)) != (want.r, want.lora_alpha, set(want.target_modules)):
+        raise ArenaError(
+            f"llm trainers: the agent plays an adapter of rank {have.r} (alpha {have.lora_alpha}) but the "
+            f"trainer's lora asks for rank {want.r} (alpha {want.lora_alpha}); drop lora to train the adapter as it is"
+        )
 
 
 def _device(torch: Any, device: str) -> Any:
