@@ -307,3 +307,6 @@ class GameNamespace:
     factory: Any
     """``factory(name, **params) -> Game``"""
     description: str = ""
+    unavailable: Any = None
+    """Optional ``unavailable() -> iterable of (name, reason)``: names of the family that cannot
+    run here and why (``arena games`` lists them, so a user learns it before loading one)."""

@@ -8,6 +8,7 @@ from typing import Any
 
 from arena.cli_api import Command, emit_json
 from arena.commands.tables import print_table
+from arena.errors import ArenaError
 from arena.hookspecs import hookimpl
 from arena.loading import load_game
 from arena.playing.match import game_rng, sample_chance
@@ -104,15 +105,36 @@ def game_rows(reg: Registry) -> list[dict]:
         }
         for r in reg.items("game")
     ]
-    return rows + [
-        {
-            "name": f"{r.name}:<name>",
-            "description": r.entry.description,
-            "params": {},
-            "provider": r.provider.distribution,
-        }
-        for r in reg.items("namespace")
-    ]
+    for r in reg.items("namespace"):
+        rows.append(
+            {
+                "name": f"{r.name}:<name>",
+                "description": r.entry.description,
+                "params": {},
+                "provider": r.provider.distribution,
+            }
+        )
+        rows += [
+            {
+                "name": f"{r.name}:{name}",
+                "description": f"unavailable: {why}",
+                "params": {},
+                "provider": r.provider.distribution,
+            }
+            for name, why in _unavailable(r.entry)
+        ]
+    return rows
+
+
+def _unavailable(namespace: Any) -> list[tuple[str, str]]:
+    """The names a namespace says cannot run here (none when its library is not installed)."""
+    listing = getattr(namespace, "unavailable", None)
+    if listing is None:
+        return []
+    try:
+        return list(listing())
+    except ArenaError:
+        return []
 
 
 def _games_run(args: argparse.Namespace) -> int:
