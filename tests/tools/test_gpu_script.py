@@ -40,7 +40,7 @@ def test_gpu_script_dry_run_on_cpu(tmp_path):
     assert results["cfr"]["numpy_nash_conv"] == pytest.approx(results["cfr"]["cpu_nash_conv"], abs=1e-9)
     assert results["ppo"]["cpu_steps_per_s"] > 0
     cases = {(c["kind"], c["k"]): c for c in results["llm_league"]["cases"]}
-    assert set(cases) == {("adapters", 2), ("full", 2), ("full", 1)}
+    assert set(cases) == {("adapters", 2), ("full", 2), ("full", 1), ("adapters", 8)}
     assert cases[("adapters", 2)]["parameter_bytes"] < cases[("full", 2)]["parameter_bytes"]
     assert 0 <= results["mismatch"]["mean_abs_logprob_gap"] < 0.1
     report = (tmp_path / "out" / "gpu_results.md").read_text()

@@ -94,25 +94,27 @@ def _timed(fn: Any, device: str, repeats: int) -> float:
 
 
 def _update_seconds(agents: list[Any], obs: list[Any], case: dict[str, Any]) -> tuple[float, float]:
-    """Seconds of one policy-gradient step per learner (each on its own slice of decisions), and
-    the tokens per second that step trains on."""
+    """Seconds of one policy-gradient step per learner (each on its own slice of decisions, after
+    one untimed warm-up step each), and the tokens per second those steps train on."""
     from arena.plugins.trainers.llm.model import TrainableLLM
 
     device = case["device"]
     trainables = [TrainableLLM(a, lr=1e-4, device=None) for a in agents]
     per = max(1, len(obs) // len(agents))
     spent, tokens = 0.0, 0
-    for j, (agent, trainable) in enumerate(zip(agents, trainables)):
-        mine = obs[j * per : (j + 1) * per] or obs[:per]
-        _, infos = agent.act_batch_info(mine)
-        pairs = [(i["prompt_ids"], i["completion_ids"]) for i in infos]
-        tokens += sum(len(p) + len(c) for p, c in pairs)
-        _sync(device)
-        t0 = time.perf_counter()
-        loss = -trainable.logprobs(pairs).mean()
-        trainable.step(loss)
-        _sync(device)
-        spent += time.perf_counter() - t0
+    batches = []
+    for j, agent in enumerate(agents):
+        _, infos = agent.act_batch_info(obs[j * per : (j + 1) * per] or obs[:per])
+        batches.append([(i["prompt_ids"], i["completion_ids"]) for i in infos])
+    for timed in (False, True):  # a first, untimed round warms allocators and kernels up
+        for trainable, pairs in zip(trainables, batches):
+            _sync(device)
+            t0 = time.perf_counter()
+            trainable.step(-trainable.logprobs(pairs).mean())
+            _sync(device)
+            if timed:
+                spent += time.perf_counter() - t0
+                tokens += sum(len(p) + len(c) for p, c in pairs)
     return spent / len(agents), tokens / max(spent, 1e-9)
 
 

@@ -10,8 +10,9 @@ then one section per measurement, each against its baseline in the same run:
 - ``cfr``: CFR+ on Leduc poker, seconds per iteration, torch on the GPU against numpy;
 - ``ppo``: a neural PPO league on Kuhn poker (256 games a step), steps/s on the GPU against the CPU;
 - ``llm_league``: K language agents on one ~0.5B Qwen2-shaped random model in bf16, as K LoRA
-  adapters on one shared base against K full models: decisions/s (a mixed-adapter batch and the
-  same batch through one adapter), learner tokens/s and seconds per update, peak GPU memory;
+  adapters on one shared base against K full models (and 4K adapters): decisions/s (a
+  mixed-adapter batch and the same batch through one adapter), learner tokens/s and seconds per
+  update, peak GPU memory;
 - ``mismatch``: the log-prob gap between bf16 rollouts and the fp32 learner on the same decisions,
   and the truncated importance weights that correct for it.
 
@@ -117,9 +118,8 @@ def llm_league(model: str, device: str, dtype: str, k: int, batch: int, repeats:
 
     base = {"model": model, "device": device, "dtype": dtype, "batch": batch, "rank": 16, "repeats": repeats}
     base["update"] = True
-    cases = [
-        run_in_process({**base, "k": kk, "kind": kind}) for kk, kind in ((k, "adapters"), (k, "full"), (1, "full"))
-    ]
+    plan = [(k, "adapters"), (k, "full"), (1, "full"), (4 * k, "adapters")]  # 4K adapters: memory as K grows
+    cases = [run_in_process({**base, "k": kk, "kind": kind}) for kk, kind in plan]
     return {"cases": cases, "ratios": compare(cases)}
 
 
