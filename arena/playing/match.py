@@ -262,9 +262,11 @@ def _play_batch(
     while active:
         active, batches, by_seat = _step(active, fresh, n, game.spec.full_name, finish)
         fresh = False
-        for decisions in batches.values():
-            agent = decisions[0][0].agents[decisions[0][1]]
-            _decide(agent, decisions, timeout, hung, record)
+        for group in _cobatched(batches.values(), hung):
+            if len(group) == 1:
+                _decide(group[0][0], group[0][1], timeout, hung, record)
+            else:
+                _decide_together(group, timeout, hung, record)
         # Simultaneous decisions seat by seat: every game's players draw from its stream in seat
         # order, whatever the batch's seatings (one call per agent would let the first game's
         # seating set the order for all, so a game would depend on its batch).
@@ -355,15 +357,55 @@ def _step(
     return still, batches, by_seat
 
 
-def _decide(agent: Agent, decisions: list[_Decision], timeout: float | None, hung: set[int], record: bool) -> None:
-    """One ``act_batch`` call for one agent; apply its actions or forfeit its games."""
+def _cobatched(batches: Iterable[list[_Decision]], hung: set[int]) -> list[list[tuple[Agent, list[_Decision]]]]:
+    """Each agent's decisions of this step, agents that share a :meth:`Agent.cobatch_key` in one group."""
+    groups: dict[Any, list[tuple[Agent, list[_Decision]]]] = {}
+    for decisions in batches:
+        agent = decisions[0][0].agents[decisions[0][1]]
+        key = None
+        if type(agent).cobatch_key is not Agent.cobatch_key and id(agent) not in hung:
+            key = agent.cobatch_key()
+        groups.setdefault(("alone", id(agent)) if key is None else ("together", key), []).append((agent, decisions))
+    return list(groups.values())
+
+
+def _decide_together(
+    group: list[tuple[Agent, list[_Decision]]], timeout: float | None, hung: set[int], record: bool
+) -> None:
+    """One ``act_together`` call for agents that decide together, then each agent's actions applied
+    (or its games forfeited) exactly as if it had answered alone."""
+    lead = group[0][0]
+    parts = [(agent, [d[2] for d in decisions]) for agent, decisions in group]
+    answers: list[Any]
+    try:
+        answers = list(_within(lambda: type(lead).act_together(parts), timeout, f"arena-agents-{lead.name}"))
+        if len(answers) != len(parts):
+            raise ArenaError(f"act_together returned {len(answers)} answers for {len(parts)} agents")
+    except BaseException as exc:  # every agent of the call forfeits for the same reason
+        answers = [exc] * len(parts)
+    for (agent, decisions), answer in zip(group, answers):
+        _decide(agent, decisions, timeout, hung, record, answer)
+
+
+def _decide(
+    agent: Agent,
+    decisions: list[_Decision],
+    timeout: float | None,
+    hung: set[int],
+    record: bool,
+    answered: Any = None,
+) -> None:
+    """One ``act_batch`` call for one agent (or its part of an ``act_together`` call, ``answered``:
+    its (actions, infos) or the exception that call raised); apply its actions or forfeit its games."""
     observations = [d[2] for d in decisions]
     if id(agent) in hung:
         for slot, p, _ in decisions:
             _forfeit(slot, p, agent, "timeout: the agent hung earlier in this run and was dropped")
         return
     try:
-        actions, infos = _call(agent, observations, timeout, record)
+        if isinstance(answered, BaseException):
+            raise answered
+        actions, infos = answered if answered is not None else _call(agent, observations, timeout, record)
         if len(actions) != len(observations):
             raise ArenaError(f"act_batch returned {len(actions)} actions for {len(observations)} observations")
         if record and infos is None:
@@ -445,15 +487,22 @@ def _call(
         if not record and type(agent).act_batch_info is Agent.act_batch_info:
             return agent.act_batch(observations), None  # the info dicts would only be dropped
         return agent.act_batch_info(observations)
+    return _within(lambda: agent.act_batch_info(observations), timeout, f"arena-agent-{agent.name}")
+
+
+def _within(call: Callable[[], Any], timeout: float | None, name: str) -> Any:
+    """``call()``, on a worker thread when there is a ``timeout`` (TimeoutError past it)."""
+    if timeout is None:
+        return call()
     box: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            box["out"] = agent.act_batch_info(observations)
+            box["out"] = call()
         except BaseException as exc:  # handed back to the caller's thread
             box["err"] = exc
 
-    worker = threading.Thread(target=target, daemon=True, name=f"arena-agent-{agent.name}")
+    worker = threading.Thread(target=target, daemon=True, name=name)
     worker.start()
     worker.join(timeout)
     if worker.is_alive():

@@ -5,6 +5,7 @@ Spec string examples::
     llm:model=/tmp/tiny,mode=scored,temperature=1.0
     llm:model=/tmp/tiny,backend=vllm,mode=generated,retries=2,fallback=scored
     llm:backend=openai,base_url=http://127.0.0.1:8000,model=tiny,mode=generated
+    llm:model=/tmp/base,adapter=/tmp/lora        (a LoRA adapter over a base shared in the process)
 
 See docs/llm.md for every parameter, the retry/fallback rule and the accounting.
 """
@@ -18,6 +19,7 @@ from arena.agent import AgentEntry
 from arena.errors import ArenaError
 from arena.game import Game
 from arena.hookspecs import hookimpl
+from arena.plugins.agents.llm.adapters import AdapterBackend, adapter_base, is_adapter_dir, shared_base
 from arena.plugins.agents.llm.agent import LLMAgent, check_settings
 from arena.plugins.agents.llm.backend import Backend, Generation, Scored
 from arena.plugins.agents.llm.prompts import OBSERVATIONS, PromptBuilder, load_templates
@@ -26,6 +28,7 @@ BACKENDS = ("transformers", "vllm", "openai")
 
 PARAMS: dict[str, Any] = {
     "model": None,
+    "adapter": None,
     "backend": "transformers",
     "mode": "scored",
     "temperature": 1.0,
@@ -47,6 +50,9 @@ PARAMS: dict[str, Any] = {
     "gpu_memory_utilization": 0.85,
     "max_model_len": None,
     "enforce_eager": False,
+    "max_loras": 4,
+    "max_lora_rank": 16,
+    "lora_eviction": True,
     "base_url": None,
     "api_key_env": "OPENAI_API_KEY",
     "timeout": 60.0,
@@ -91,6 +97,9 @@ def make_backend(backend: str = "transformers", model: str | None = None, **kw: 
             f"llm agent: model directory not found: {model} (backends load local model "
             "directories only; `arena tiny-model DIR` builds a tiny one)"
         )
+    adapter = kw.pop("adapter", None)
+    if adapter is not None or is_adapter_dir(model):
+        return _adapter_backend(backend, str(model), adapter, kw)
     key = (backend, str(model), tuple(sorted((k, str(v)) for k, v in kw.items())))
     if key in _SHARED:
         _REFS[key] += 1
@@ -114,9 +123,40 @@ def make_backend(backend: str = "transformers", model: str | None = None, **kw: 
             max_model_len=kw.get("max_model_len"),
             gpu_memory_utilization=kw.get("gpu_memory_utilization", 0.85),
             enforce_eager=bool(kw.get("enforce_eager", False)),
+            enable_lora=bool(kw.get("enable_lora", False)),
+            max_loras=int(kw.get("max_loras", 4)),
+            max_lora_rank=int(kw.get("max_lora_rank", 16)),
+            lora_eviction=bool(kw.get("lora_eviction", True)),
         )
     _SHARED[key], _REFS[key] = b, 1
     return b
+
+
+def _adapter_backend(backend: str, model: str, adapter: Any, kw: dict[str, Any]) -> Backend:
+    """An adapter on the process's shared base: ``model=BASE,adapter=DIR|new`` or ``model=ADAPTER_DIR``."""
+    if backend not in ("transformers", "vllm"):
+        raise ArenaError(f"llm agent: LoRA adapters run on the transformers or vllm backends, not {backend!r}")
+    if is_adapter_dir(model):
+        if adapter is not None:
+            raise ArenaError(
+                f"llm agent: {model} is itself an adapter; give model=ADAPTER_DIR or model=BASE,adapter=DIR, not both"
+            )
+        model, adapter = adapter_base(model), model
+    if backend == "vllm":  # one engine per base (shared like any vLLM engine), one LoRA id per adapter
+        if str(adapter) == "new" or not Path(str(adapter)).is_dir():
+            raise ArenaError(f"llm agent: a vLLM adapter agent needs an adapter directory, not {adapter!r}")
+        from arena.plugins.agents.llm.vllm_backend import VLLMAdapterView
+
+        engine: Any = make_backend("vllm", model, **{**kw, "enable_lora": True})
+        return VLLMAdapterView(engine, engine.add_adapter(str(adapter)))
+    base = shared_base(model, str(kw.get("device", "cpu")), str(kw.get("dtype", "float32")))
+    if str(adapter) == "new":
+        b = AdapterBackend(base, base.new_adapter({}, hint="new"), merge=bool(kw.get("merge", True)))
+        b.fresh = True
+        return b
+    if not Path(str(adapter)).is_dir():
+        raise ArenaError(f"llm agent: adapter directory not found: {adapter}")
+    return AdapterBackend(base, base.load_adapter(str(adapter)), merge=bool(kw.get("merge", True)))
 
 
 def release_backend(b: Backend) -> None:
@@ -225,6 +265,7 @@ def arena_agents() -> list[AgentEntry]:
             "LLM policy: prompt + backend (transformers, vllm, openai) + scored or generated actions",
             PARAMS,
             checkpoint_param="model",
+            checkpoint_replaces=("adapter",),
         )
     ]
 

@@ -146,7 +146,7 @@ class LLMAgent(Agent):
         if todo:
             conts = [[self.prompts.continuation(lbl) for lbl in obs[i].action_labels] for i in todo]
             t0 = time.perf_counter()
-            res = self.backend.score([prompts[i] for i in todo], conts)
+            res = self.backend.score([prompts[i] for i in todo], conts, **self._adapters([obs[i] for i in todo]))
             dt = time.perf_counter() - t0
             self.usage.backend_calls += 1
             self.usage.latency_s += dt
@@ -198,6 +198,7 @@ class LLMAgent(Agent):
                 seeds=seeds,
                 stop=["\n"],
                 max_tokens=self.max_text_tokens if talk else self.max_new_tokens,
+                **self._adapters([observations[i] for i in pending]),
             )
             dt = time.perf_counter() - t0
             self.usage.backend_calls += 1
@@ -250,6 +251,48 @@ class LLMAgent(Agent):
             probs, _ = self._policies([o], [prompt])[0]
             actions[i] = sample_from(probs, o.rng)
             infos[i]["log_prob"] = math.log(max(probs[actions[i]], 1e-300))
+
+    # -- deciding together: LoRA adapters of one base model --------------------------------------
+    _route_of: dict[int, str] | None = None
+    """During :meth:`act_together`: each observation's adapter (by ``id``)."""
+
+    def _adapters(self, observations: Sequence[Observation]) -> dict[str, Any]:
+        if self._route_of is None:
+            return {}
+        return {"adapters": [self._route_of[id(o)] for o in observations]}
+
+    def cobatch_key(self) -> Any:
+        """Agents that are adapters of one shared base model with the same settings decide
+        together: their decisions go to the backend as one mixed-adapter batch (one forward pass).
+        Not with ``cache`` (its entries would cross adapters)."""
+        b = self.backend
+        if getattr(b, "base", None) is None or getattr(b, "adapter", None) is None or self.cache is not None:
+            return None
+        p = self.prompts
+        prompt = (repr(sorted(p.overrides.items())), p.instruction, p.chat is None, p.legal_moves, p.observation)
+        knobs = (self.mode, self.temperature, self.retries, self.fallback, self.retry_temperature)
+        return ("llm-adapters", id(b.base), *knobs, self.max_new_tokens, self.max_text_tokens, self.score, prompt)
+
+    @staticmethod
+    def act_together(parts: Sequence[tuple[Any, Sequence[Observation]]]) -> list[tuple[list, list[dict[str, Any]]]]:
+        """One batched decision for several adapter agents (same :meth:`cobatch_key`): the first
+        one's prompts and rules, each row through its own agent's adapter. Each agent is credited
+        its own decisions, tokens, invalid answers and fallbacks; shared calls' latency in proportion."""
+        lead = parts[0][0]
+        observations = [o for _, obs in parts for o in obs]
+        lead._route_of = {id(o): a.backend.adapter for a, obs in parts for o in obs}
+        own, lead.usage = lead.usage, Usage()
+        try:
+            actions, infos = lead.act_batch_info(observations)
+        finally:
+            used, lead.usage, lead._route_of = lead.usage, own, None
+        out, k = [], 0
+        for agent, obs in parts:
+            part = slice(k, k + len(obs))
+            k += len(obs)
+            agent.usage.add_share(used, infos[part], len(obs) / max(1, len(observations)))
+            out.append((actions[part], infos[part]))
+        return out
 
     # -- accounting / lifecycle ----------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
