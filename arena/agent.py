@@ -59,6 +59,13 @@ class Observation:
             self.decision = "choice"
             self.legal_actions = legal_actions
 
+    @property
+    def state(self) -> State:
+        """The state behind this decision, for search agents that simulate from it (``mcts``).
+        It holds what the player may not know: an agent that reads hidden information from it
+        cheats, so imperfect-information search samples worlds from the player's information."""
+        return self._state
+
     @cached_property
     def decision(self) -> DecisionKind:
         return self._state.decision_kind(self.player)
@@ -156,7 +163,6 @@ class Agent:
         match runner stores in trajectories. Learning agents override this."""
         return list(self.act_batch(observations)), [{} for _ in observations]
 
-
     def cobatch_key(self) -> Any:
         """Agents of one match that return the same non-None key decide together: the runner hands
         all their pending decisions of a step to one :meth:`act_together` call (LoRA adapters of
@@ -167,6 +173,7 @@ class Agent:
     def act_together(parts: Sequence[tuple["Agent", Sequence[Observation]]]) -> list[tuple[list, list[dict[str, Any]]]]:
         """``act_batch_info`` for several agents at once, one (actions, infos) per part."""
         return [agent.act_batch_info(obs) for agent, obs in parts]
+
     def policy(self, obs: Observation) -> Mapping[int, float]:
         """Action distribution at this decision. Optional; raises if the agent cannot say."""
         raise NotImplementedError(f"agent '{self.name}' does not expose its action distribution")

@@ -68,6 +68,10 @@ BENCHMARKS = {
     "llm": ["--backends", "transformers", "--game", "kuhn_poker", "--games", "2", "--single-games", "1", "--no-flops"],
     "match": ["--games", "50", "--baseline-games", "10", "--repeats", "1"],
     "monopoly-deal": ["--games", "4", "--baseline-games", "2", "--repeats", "1"],
+    "mcts": [
+        *("--games", "2", "--leduc-games", "2", "--ttt-simulations", "4"),
+        *("--c4-simulations", "4", "--leduc-simulations", "4"),
+    ],
     "monopoly-deal-agents": ["--games", "4", "--iterations", "10"],
     "psro": ["--game", "kuhn_poker", "--iterations", "1", "--sims-per-entry", "5"],
     "rating": ["--agents", "4", "--seeds", "1"],
