@@ -10,12 +10,21 @@ import json
 import pytest
 
 import arena
-from arena.tools.bench.solver_suite import GAMES, run
+from arena.tools.bench.solver_suite import GAMES, add_arguments, run
+
+
+def bench_args(**overrides) -> argparse.Namespace:
+    """The bench's own defaults (its parser), with ``overrides``; CFR only unless asked."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args([])
+    for key, value in {"parts": "cfr", **overrides}.items():
+        setattr(args, key, value)
+    return args
 
 
 def test_suite_figures_are_openspiels_on_the_exported_policies(tmp_path):
-    args = argparse.Namespace(games="kuhn_4p", methods="cfr+,vad-cfr", iterations=20, log_every=10, out=str(tmp_path))
-    out = run(args)
+    out = run(bench_args(games="kuhn_4p", methods="cfr+,vad-cfr", iterations=20, log_every=10, out=str(tmp_path)))
     rows = json.loads((tmp_path / "solver_suite.json").read_text())
     assert [(r["game"], r["method"]) for r in rows] == [("kuhn_4p", "cfr+"), ("kuhn_4p", "vad-cfr")]
     assert out["max_abs_difference_vs_openspiel"] < 1e-9
@@ -31,10 +40,7 @@ def test_suite_cfr_plus_is_openspiels_cfr_plus(tmp_path):
     iterations has the exploitability of OpenSpiel's own ``CFRPlusSolver``."""
     import pyspiel
 
-    args = argparse.Namespace(
-        games="kuhn_poker(players=3)", methods="cfr+", iterations=20, log_every=0, out=str(tmp_path)
-    )
-    out = run(args)
+    out = run(bench_args(games="kuhn_poker(players=3)", methods="cfr+", iterations=20, log_every=0, out=str(tmp_path)))
     game = pyspiel.load_game("kuhn_poker(players=3)")
     theirs = pyspiel.CFRPlusSolver(game)
     for _ in range(20):
@@ -51,6 +57,41 @@ def test_goofspiel_plays_as_a_turn_based_tree_through_a_game_valued_parameter():
 
 
 def test_unknown_game_is_one_clear_error(tmp_path):
-    args = argparse.Namespace(games="leduc_9p", methods="cfr", iterations=1, log_every=0, out=str(tmp_path))
     with pytest.raises(arena.ArenaError, match="leduc_9p"):
-        run(args)
+        run(bench_args(games="leduc_9p", methods="cfr", iterations=1, log_every=0, out=str(tmp_path)))
+
+
+def test_psro_summary_compares_shor_at_the_same_population_size():
+    from arena.tools.bench.solver_suite import summary
+
+    def row(game, method, k, x):
+        return {"game": game, "method": method, "iterations": k, "exploitability": x, "abs_difference": 0.0}
+
+    rows = [
+        row("g", "psro/uniform", 100, 0.2),
+        row("g", "psro/alpharank", 32, 0.01),  # a smaller population: not compared
+        row("g", "psro/shor", 100, 0.05),
+        row("h", "psro/nash", 100, 0.0),  # solved exactly: SHOR can only lose
+        row("h", "psro/shor", 100, 0.01),
+    ]
+    out = summary(rows, [], 1000)
+    assert out["g/psro/shor_over_best_static_same_K_ratio"] == pytest.approx(0.25)
+    assert out["h/psro/shor_over_best_static_same_K_ratio"] == float("inf")
+    assert out["g/psro/alpharank_K"] == 32
+
+
+def test_psro_part_exports_each_mixture_and_openspiel_agrees(tmp_path):
+    out = run(
+        bench_args(
+            parts="psro",
+            psro_games="kuhn_poker",
+            meta_solvers="uniform,nash,shor",
+            psro_iterations=3,
+            psro_checkpoints="2",
+            out=str(tmp_path),
+        )
+    )
+    assert out["max_abs_difference_vs_openspiel"] < 1e-9
+    assert [out[f"kuhn_poker/psro/{m}_K"] for m in ("uniform", "nash", "shor")] == [3, 3, 3]
+    assert (tmp_path / "policies" / "psro_kuhn_poker__shor.json").exists()
+    assert "kuhn_poker/psro/shor_over_best_static_same_K_ratio" in out

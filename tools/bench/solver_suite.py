@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -188,8 +189,10 @@ def summary(rows: list[dict[str, Any]], labels: list[str], iterations: int) -> d
             for r in psro
             if r["game"] == shor["game"] and r is not shor and r["iterations"] == shor["iterations"]
         ]
-        if same_k:
-            out[f"{shor['game']}/psro/shor_over_best_static_same_K_ratio"] = shor["exploitability"] / min(same_k)
+        if same_k:  # a static solver at exactly 0 (Nash-PSRO solved the game) beats any positive figure
+            best, mine = min(same_k), shor["exploitability"]
+            ratio = mine / best if best > 0 else (1.0 if mine <= 0 else math.inf)
+            out[f"{shor['game']}/psro/shor_over_best_static_same_K_ratio"] = ratio
     for label in labels:
         mine = {r["method"]: r["exploitability"] for r in rows if r["game"] == label and r not in psro}
         out.update({f"{label}/{m}_exploitability": x for m, x in mine.items()})
