@@ -34,6 +34,8 @@ AGENTS = {  # every registered agent, on a game it plays (llm: below, with a loc
     "monopoly_deal_mccfr": ("monopoly_deal_mccfr:iterations=100", "monopoly_deal(variant=paper)"),
     "werewolf_scripted": ("werewolf_scripted", "werewolf"),
     "table_talker": ("table_talker", "table_talk"),
+    "mcts": ("mcts:simulations=20", "kuhn_poker"),
+    "qnet": ("qnet:epsilon=0.2", "climbing"),
 }
 NOT_CHECKED = {
     "human": "reads moves from the terminal (tests/contracts/test_play_cli.py drives it)",
