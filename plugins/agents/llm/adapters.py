@@ -233,7 +233,9 @@ class GroupedLoRA:
     to adapter ``k(i)`` gets ``base(x_i) + s_k B_k A_k x_i``. The adapters of a batch are stacked
     (ranks zero-padded to the largest, which adds exact zeros; ``__base__`` is an all-zero adapter),
     gathered per row and applied with ``bmm``: the cost no longer grows with the number of
-    adapters in a batch, and nothing loops over rows. Stacks are cached per (adapters, version)."""
+    adapters in a batch, and nothing loops over rows. Stacks are cached per (adapters, version),
+    in the base layer's dtype (peft keeps adapters in fp32 beside a bf16 base and casts every
+    activation up; a copy of the small adapter weights in bf16 avoids that)."""
 
     def __init__(self) -> None:
         self.version = 0
@@ -269,7 +271,7 @@ class GroupedLoRA:
             order, index = route
             a, b, scale = self._stacks(module, order)
             out = module.base_layer(x, *args, **kwargs)
-            h = x.to(a.dtype)
+            h = x if x.dtype == a.dtype else x.to(a.dtype)
             h = h.reshape(h.shape[0], -1, h.shape[-1]) if h.dim() != 3 else h
             delta = (h @ a[index].transpose(1, 2)) @ b[index].transpose(1, 2)
             delta = delta * scale[index][:, None, None]
@@ -284,7 +286,7 @@ class GroupedLoRA:
         cached = getattr(module, "_arena_stacks", None)
         if cached is not None and cached[0] == key:
             return cached[1]
-        ref = next(iter(module.lora_A.values())).weight
+        ref = module.base_layer.weight  # stacks in the base's dtype: a bf16 batch is never cast to fp32
         rank = max((module.lora_A[n].weight.shape[0] for n in order if n in module.lora_A), default=1)
         a = torch.zeros((len(order), rank, module.in_features), dtype=ref.dtype, device=ref.device)
         b = torch.zeros((len(order), module.out_features, rank), dtype=ref.dtype, device=ref.device)
