@@ -61,6 +61,7 @@ BENCHMARKS = {
     "cfr-br": ["--game", "kuhn_poker", "--iterations", "1"],
     "cfr-curves": ["--game", "kuhn_poker", "--iterations", "4", "--log-every", "2", "--out", "curves"],
     "cli": ["--games", "50", "--baseline-games", "20", "--rounds", "1"],
+    "coop": ["--seeds", "1", "--games", "20", "--batch", "10", "--methods", "ippo,qmix", "--games-list", "climbing"],
     "host-connections": ["--connections", "8", "--repeats", "1"],
     "judge-topology": ["--sizes", "4", "--groups", "2"],
     "language-baselines": ["--games", "4"],

@@ -45,6 +45,9 @@ TRAINERS = {  # every registered trainer: (game, learner specs, params)
     "ppo": ("kuhn_poker", ["neural"], {}),
     "reinforce": ("ipd", ["neural"], {}),
     "advantage_alignment": ("ipd", ["neural", "neural"], {}),
+    "mappo": ("climbing(horizon=3)", ["neural", "neural"], {}),
+    "vdn": ("climbing(horizon=3)", ["qnet", "qnet"], {}),
+    "qmix": ("penalty(horizon=3)", ["qnet", "qnet"], {"weighting": "optimistic"}),
 }
 LLM_TRAINERS = {  # (game, trainer params, llm agent params)
     "selfplay_rlvr": ("kuhn_poker", {}, {}),

@@ -76,7 +76,7 @@ def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
     d = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / d
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return centre - half, centre + half
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def seat_returns(game: Game, agent: Agent, other: Agent, games: int, seed: int) -> np.ndarray:
