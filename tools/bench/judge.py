@@ -115,7 +115,13 @@ METHODS = {
     "true_reward": {"judge": "scorer", "scoring": "pointwise"},
     "arenarl": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "scoring": "rank"},
     "pointwise_noisy": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "scoring": "pointwise"},
+    "sppo": {"trainer": "sppo", "judge": "scorer:noise={noise},drift={drift},seed={seed}", "epochs": "1"},
 }
+"""Trainer params per method (``trainer``: which trainer, default ``arenarl``). ``sppo`` is SPPO on
+free text with the same noisy pairwise judge: its K = ``--group`` samples per task, P̂ from all
+pairs, one regression step per iteration (its first-step gradient is a policy gradient with
+advantage P̂ − ½)."""
+DEFAULT_METHODS = "true_reward,arenarl,pointwise_noisy"
 
 
 def run_learning(args: argparse.Namespace) -> dict:
@@ -126,15 +132,26 @@ def run_learning(args: argparse.Namespace) -> dict:
     from pathlib import Path
 
     from arena.config import load_config
+    from arena.errors import ArenaError
     from arena.plugins.trainers.llm.driver import LLMTrainConfig, train
 
     seeds = [int(s) for s in str(args.seeds).split(",")]
-    gains: dict[str, list[float]] = {m: [] for m in METHODS}
+    methods = [m for m in str(args.methods).split(",") if m]
+    if unknown := sorted(set(methods) - set(METHODS)):
+        raise ArenaError(f"bench arenarl-learning: unknown method(s) {unknown}; known: {', '.join(METHODS)}")
+    gains: dict[str, list[float]] = {m: [] for m in methods}
     out: dict[str, Any] = {}
     for seed in seeds:
-        for method, knobs in METHODS.items():
-            params = {k: v.format(noise=args.noise, drift=args.drift, seed=seed) for k, v in knobs.items()}
-            params.update(group=args.group, topology=args.topology, lr=args.lr, seed=seed, torch_threads=1)
+        for method in methods:
+            params: dict[str, Any] = {
+                k: v.format(noise=args.noise, drift=args.drift, seed=seed) for k, v in METHODS[method].items()
+            }
+            trainer = params.pop("trainer", "arenarl")
+            if trainer == "arenarl":
+                params.update(group=args.group, topology=args.topology)
+            else:
+                params.update(samples=args.group, epochs=int(params["epochs"]))
+            params.update(lr=args.lr, seed=seed, torch_threads=1)
             run_dir = Path(args.out) / f"{method}-s{seed}"
             cfg = load_config(
                 LLMTrainConfig,
@@ -143,7 +160,7 @@ def run_learning(args: argparse.Namespace) -> dict:
                     "game": "open_task",
                     "model": {"dir": str(Path(args.out) / f"tiny-s{seed}"), "seed": seed},
                     "agent": {"mode": "generated", "temperature": 1.0, "max_text_tokens": 24},
-                    "trainer": "arenarl",
+                    "trainer": trainer,
                     "params": params,
                     "iterations": args.iterations,
                     "games_per_iter": args.tasks,
@@ -166,9 +183,10 @@ def run_learning(args: argparse.Namespace) -> dict:
     for method, g in gains.items():
         out[f"{method}_gain_mean"] = float(np.mean(g))
         out[f"{method}_gain_min_max"] = f"{min(g):.3f} .. {max(g):.3f}"
-    ref = float(np.mean(gains["true_reward"]))
-    for method in ("arenarl", "pointwise_noisy"):
-        out[f"{method}_over_true_reward_ratio"] = float(np.mean(gains[method])) / ref if ref else float("nan")
+    if "true_reward" in gains:
+        ref = float(np.mean(gains["true_reward"]))
+        for method in [m for m in gains if m != "true_reward"]:
+            out[f"{method}_over_true_reward_ratio"] = float(np.mean(gains[method])) / ref if ref else float("nan")
     return out
 
 
@@ -181,6 +199,7 @@ def add_learning_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--noise", type=float, default=0.03, help="scorer judge: per-candidate noise sd")
     p.add_argument("--drift", type=float, default=0.1, help="scorer judge: per-call offset sd (cancels in pairs)")
     p.add_argument("--lr", type=float, default=0.0005)
+    p.add_argument("--methods", default=DEFAULT_METHODS, help=f"comma-separated, from {', '.join(METHODS)}")
     p.add_argument("--out", default="runs/bench/arenarl")
 
 

@@ -38,7 +38,7 @@ from arena.loading import load_judge
 from arena.trainer import Trajectory
 
 from .base import PG_DEFAULTS, LLMTrainer
-from .rollout import branch, final_state
+from .preference_text import sampled_groups
 from .tokens import learner_decisions
 
 SCORING = ("rank", "pointwise")
@@ -76,25 +76,8 @@ class ArenaRL(LLMTrainer):
 
     def groups(self, trajectories: Sequence[Trajectory]) -> tuple[list[list[Candidate]], int]:
         """One group per game the learner played (its first seat): the recorded rollout first."""
-        items, firsts = [], []
-        skipped = 0
-        for traj in trajectories:
-            seats = [p for p, name in enumerate(traj.seats) if name == self.agent.name]
-            if not seats:
-                continue
-            items.append((traj, seats[0]))
-        copies = branch(
-            self.game, items, self.agent, int(self.p["group"]) - 1, seed=int(self.p["seed"]) * 1_000_003 + self.updates
-        )
-        out = []
-        for (traj, player), more in zip(items, copies):
-            end = final_state(self.game, traj) if more is not None else None
-            if more is None or end is None:
-                skipped += 1
-                continue
-            firsts.append(traj)
-            out.append([Candidate(traj, player, end)] + [Candidate(t, player, s) for t, s in more])
-        return out, skipped
+        seed = int(self.p["seed"]) * 1_000_003 + self.updates
+        return sampled_groups(self.game, self.agent, trajectories, int(self.p["group"]), seed)
 
     def advantages(self, groups: list[list[Candidate]]) -> tuple[list[np.ndarray], int]:
         """Per group, the advantage of each member; and the comparisons spent."""

@@ -26,7 +26,14 @@ version's ``Q/(2U)`` centred by the state value, at half the scale for a zero-su
 compares the learner's seat with each co-player's seat (pi_t plays them), ``P̂ = mean (1 +
 margin)/2``. With the ``outcome`` judge on a two-player zero-sum game the margin is
 ``(R − (−R))/(2U) = R/U``: exactly the playout version's preference, so the two runs are the same
-run (tested). Text decisions are skipped.
+run (tested).
+
+On a game with free-text decisions where the learner holds every seat (``open_task``,
+``cyclic_preference``) SPPO works on whole responses, as the paper does (``judge`` required): per
+game the learner played, ``samples`` = K responses to the same prompt (the recorded one plus
+K − 1 sampled from pi_t from the same state), the judge compares every pair,
+``P̂(y_i ≻ pi_t) = (1/K) Σ_j P(y_i ≻ y_j)`` (the response itself counting ½), and the regression
+runs on each response's summed log-prob (:mod:`.preference_text`).
 
 ``average: true`` keeps the *averaged iterate* (the running mean of the weights after each
 iteration): SPPO's guarantee is for the averaged iterate, and per-state Hedge on a sequential
@@ -59,6 +66,7 @@ class SPPO(LLMTrainer):
         "judge": None,
         "against": "policy",
         "average": False,
+        "samples": 4,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -245,12 +253,15 @@ class SPPO(LLMTrainer):
                 self._swap()
 
     def extra_state(self) -> dict[str, Any]:
-        return {"kept": dict(self.kept) if self.kept is not None else {}, "kept_count": self.kept_count}
+        judge = self.judge.state_dict() if self.judge is not None else {}  # a noisy judge's draws resume too
+        return {"kept": dict(self.kept) if self.kept is not None else {}, "kept_count": self.kept_count, "judge": judge}
 
     def load_extra_state(self, state: dict[str, Any]) -> None:
         kept = state.get("kept") or {}
         self.kept = {k: v.clone() for k, v in kept.items()} if kept else None
         self.kept_count = int(state.get("kept_count", 0))
+        if self.judge is not None:
+            self.judge.load_state_dict(state.get("judge", {}))
 
     def _logpi(self, items: list[tuple[Any, dict[int, float]]], grad: bool, model: Any = None) -> Any:
         """log pi(y|x) for every (x, candidate y) in ``items`` order, one tensor."""
@@ -272,9 +283,48 @@ class SPPO(LLMTrainer):
             out.append(row[torch.tensor(idx, dtype=torch.long)])
         return torch.cat(out)
 
+    def update_text(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
+        """SPPO on free text (module docstring): K sampled responses per prompt, P̂ from the
+        judge's pairwise margins within the group, the regression on whole-response log-probs."""
+        import torch
+
+        from arena.rng import derive_seed
+
+        from .preference_text import pair_margins, response_logprobs, sampled_groups, win_rates
+
+        assert self.judge is not None
+        seed = derive_seed(int(self.p["seed"]), "sppo-text", self.updates)
+        groups, skipped = sampled_groups(self.game, self.agent, trajectories, int(self.p["samples"]), seed)
+        p_hat = [float(x) for w in win_rates(groups, pair_margins(self.judge, groups)) for x in w]
+        trajs = [c.trajectory for g in groups for c in g]
+        self.updates += 1
+        if not trajs:
+            return {"sppo/prompts": 0.0, "sppo/skipped_games": float(skipped)}
+        with torch.no_grad():
+            ref = response_logprobs(self.model, self.agent, trajs, grad=False)
+        target = torch.tensor([float(self.p["eta"]) * (x - 0.5) for x in p_hat], dtype=ref.dtype, device=ref.device)
+        losses = []
+        for _ in range(int(self.p["epochs"])):
+            loss = ((response_logprobs(self.model, self.agent, trajs, grad=True) - ref - target) ** 2).mean()
+            self.model.step(loss)
+            losses.append(float(loss.detach()))
+        self.model.sync()
+        if self.p["average"]:
+            self.keep()
+        return {
+            "sppo/loss_first": losses[0],
+            "sppo/loss_last": losses[-1],
+            "sppo/prompts": float(len(groups)),
+            "sppo/p_hat_spread": float(np.mean(np.abs(np.array(p_hat) - 0.5))),
+            "sppo/skipped_games": float(skipped),
+        }
+
     def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
         import torch
 
+        mine = all(all(seat == self.agent.name for seat in t.seats) for t in trajectories)
+        if self.game.spec.text_decisions and mine and trajectories:  # whole responses, every seat the learner's
+            return self.update_text(trajectories)
         prefs, skipped = self.preferences(trajectories)
         if not prefs:
             self.updates += 1
