@@ -103,6 +103,8 @@ class PSROAgent(PolicyAgent):
         e = self.psro.exploitability()
         if e is not None:
             out["exploitability"] = e
+        if e is not None and self.psro.eval_solver.kind is not None:
+            out[f"{self.psro.eval_solver.kind}_gap"] = self.psro.equilibrium_gap()  # type: ignore[assignment]
         return out
 
     def save(self, directory: str | Path) -> None:
