@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ from arena.cli_api import Command, add_config_arguments, config_and_overrides, c
 from arena.config import load_config, to_yaml
 from arena.errors import ArenaError
 from arena.evaluation.leaderboard import compute, plot_payoff, plot_ratings, rich_table, to_json, write_files
+from arena.evaluation.ratings.outcomes import winner_rows
 from arena.evaluation.store import RunStore
 from arena.evaluation.tournament import TournamentConfig, run_tournament
 from arena.hookspecs import hookimpl
@@ -48,6 +51,12 @@ def _leaderboard_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--bootstrap", type=int, default=None, help="bootstrap rounds for the interval")
     p.add_argument("--write", action="store_true", help="also rewrite leaderboard.{md,csv,json} and the PNGs")
+    p.add_argument(
+        "--export",
+        choices=["pairs"],
+        help="instead of the board, every comparison as CSV rows model_a,model_b,winner (LMArena's arena-rank format)",
+    )
+    p.add_argument("--out", help="with --export: the CSV file (default: stdout)")
 
 
 def _stored_tournament(store: RunStore) -> TournamentConfig | None:
@@ -61,7 +70,28 @@ def _stored_tournament(store: RunStore) -> TournamentConfig | None:
         return None
 
 
+def _export_pairs(store: RunStore, out: str | None) -> int:
+    """Every stored comparison as ``model_a,model_b,winner`` rows, streamed in plan order."""
+    fh = open(out, "w", newline="") if out else sys.stdout
+    try:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(["model_a", "model_b", "winner"])
+        n = 0
+        for row in winner_rows(store.iter_matches()):
+            writer.writerow(row)
+            n += 1
+    finally:
+        if out:
+            fh.close()
+    if out:
+        print(f"wrote {n} pairs to {out}", file=sys.stderr)
+    return 0
+
+
 def _leaderboard_run(args: argparse.Namespace) -> int:
+    if args.export:
+        with RunStore.open_existing(args.run_dir) as store:
+            return _export_pairs(store, args.out)
     with RunStore.open_existing(args.run_dir) as store:
         cfg = _stored_tournament(store)
         kw: dict[str, Any] = {}

@@ -53,6 +53,16 @@ def pairwise_outcomes(records: Iterable[Any], scale: float | None = None) -> lis
     ]
 
 
+def winner_rows(records: Iterable[Any]) -> Iterable[tuple[str, str, str]]:
+    """:func:`pairwise_outcomes` in LMArena's pair format, ``(model_a, model_b, winner)`` with
+    ``winner`` one of ``model_a``, ``model_b``, ``tie``: the higher return wins, equal returns
+    tie (the win/draw/loss scores; a margin-scored board has no such rows)."""
+    for r in records:
+        for i, j in comparisons(r):
+            s = pair_score(r.returns[i], r.returns[j])
+            yield r.seats[i], r.seats[j], "model_a" if s == 1.0 else "model_b" if s == 0.0 else "tie"
+
+
 def outcome_units(records: Iterable[Any]) -> tuple[list[Any], list[Any]]:
     """The independent unit and the stratum of every outcome of :func:`pairwise_outcomes`.
 
