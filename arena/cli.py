@@ -4,12 +4,13 @@ Every sub-command is a plugin's (``arena_commands`` hook): the built-in ones liv
 :mod:`arena.commands` (``plugins``, ``games``, ``describe``, ``match``, ``bench``, ``tournament``,
 ``league``, ``sweep``, ...), registered through the same entry points as third-party ones.
 Any :class:`~arena.errors.ArenaError` is printed as one line with exit status 2; ``--debug``
-shows the traceback instead.
+shows the traceback instead, and arena's debug log (e.g. which path the match runner took) on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from functools import partial
@@ -32,6 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv
     if debug:
         argv.remove("--debug")
+        _debug_log()
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -50,6 +52,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `arena leaderboard RUN --json | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _debug_log() -> None:
+    """arena's own debug messages (logger ``arena``) on stderr; other libraries' stay quiet."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("arena debug: %(message)s"))
+    logger = logging.getLogger("arena")
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(handler)
 
 
 def build_parser() -> argparse.ArgumentParser:

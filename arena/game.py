@@ -196,6 +196,11 @@ class Game:
         (e.g. wrapped PettingZoo envs); tree games expose chance as explicit chance nodes."""
         raise NotImplementedError
 
+    def array_face(self) -> Any:
+        """The game's :class:`arena.arrays.ArrayFace` (B games as numpy arrays), or ``None``
+        (the default) when it has none: the runner then plays through :class:`State`."""
+        return None
+
     @property
     def name(self) -> str:
         return self.spec.full_name

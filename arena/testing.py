@@ -17,6 +17,10 @@ What they verify, and why the host needs it:
   views (``observation_struct``) returns plain JSON at every decision, with the player's own
   legal moves and labels, and leaks nothing: replaying a game with another chance outcome, a
   player whose text and info-state key are unchanged must get the same structured view.
+- ``check_array_face``: a game's array face (:mod:`arena.arrays`) against its ``State``: the
+  same games played side by side with the same decisions agree at every decision (player to
+  move, legal actions, info-state key and tensor, the streams' draws) and in their returns, so
+  the runner may take either path.
 - ``check_agent``: legal moves from every seat; the same seed gives the same moves on a fresh
   instance and with any batch size (agents draw from the observation's stream); a declared
   ``policy`` is a distribution over legal actions; a snapshottable agent reloads from
@@ -39,11 +43,12 @@ import numpy as np
 
 from arena import make_env, make_parallel_env
 from arena.agent import Agent, Observation
+from arena.arrays import ArrayRandom, pick_uniform
 from arena.game import Game, State
 from arena.loading import checkpoint_param, load_agent, load_checkpoint, load_game, parse_agent_spec, save_checkpoint
-from arena.playing.match import GameResult, play_games
+from arena.playing.match import GameResult, play_games, sample_chance
 from arena.registry import get_registry
-from arena.rng import derive_seed
+from arena.rng import derive_seed, start_games
 from arena.trainer import Trainer, load_trainer_state, save_trainer_state
 
 __all__ = ["ConformanceError", "check_game", "check_structured_views", "check_agent", "check_trainer"]
@@ -87,6 +92,52 @@ def check_game(game: str | Game, *, games: int = 200, seed: int = 0, pettingzoo_
         _walk(g, derive_seed(seed, "walk", k), what, _renderings(what))
     check_structured_views(g, games=min(games, 3), seed=seed, walks=0)
     _check_random_play(g, games, seed, what)
+
+
+def check_array_face(game: str | Game, *, games: int = 500, seed: int = 0) -> None:
+    """Play games ``0..games-1`` of seed ``seed`` on the array face and as states side by side,
+    each decision uniformly random from the game's own stream, checking they agree throughout."""
+    g = _game(game)
+    what = f"game '{g.spec.full_name}' array face"
+    face = g.array_face()
+    _require(face is not None, what, "Game.array_face() returned None")
+    rng = ArrayRandom(seed, range(games))
+    batch = face.reset(rng)
+    streams, bits = start_games(seed, range(games))
+    states = [g.new_initial_state(seed=b) for b in bits]
+    for state, stream in zip(states, streams):
+        sample_chance(state, stream)
+    while True:
+        for b, state in enumerate(states):
+            p = -4 if state.is_terminal() else state.current_player()
+            _require(p == int(batch.player[b]), what, f"game {b}: player to move {batch.player[b]}, State says {p}")
+        live = np.flatnonzero(batch.player >= 0)
+        if not len(live):
+            break
+        mask, infos, tensors = batch.legal_mask(live), batch.info_states(live), batch.observations(live)
+        u = rng.uniform(live)
+        actions = pick_uniform(mask, u)
+        for k, b in enumerate(live.tolist()):
+            state, p = states[b], int(batch.player[b])
+            _require(
+                np.flatnonzero(mask[k]).tolist() == list(state.legal_actions(p)),
+                what,
+                f"game {b}: legal actions differ",
+            )
+            _require(
+                face.info_state_key(int(infos[k])) == state.information_state_key(p),
+                what,
+                f"game {b}: info-state key differs",
+            )
+            _require(
+                np.array_equal(tensors[k], state.observation_tensor(p)), what, f"game {b}: observation tensor differs"
+            )
+            _require(streams[b].uniform() == u[k], what, f"game {b}: the face's draw is not the game stream's")
+            state.apply_action(int(actions[k]))
+            sample_chance(state, streams[b])
+        batch.step(live, actions)
+    for b, state in enumerate(states):
+        _require(batch.returns()[b].tolist() == list(state.returns()), what, f"game {b}: returns differ")
 
 
 def check_structured_views(game: str | Game, *, games: int = 3, seed: int = 0, walks: int = 10) -> None:

@@ -130,6 +130,15 @@ class KuhnPoker(OpenSpielGame):
             description=f"Kuhn poker, {players} players: one card each from {players + 1}, "
             "one betting round of check/bet, call/fold",
         )
+        self._face: Any = None
+
+    def array_face(self) -> Any:
+        """B games as numpy arrays (:mod:`arena.games.card_arrays`), for the runner's array path."""
+        if self._face is None:
+            from arena.games.card_arrays import KuhnFace
+
+            self._face = KuhnFace(self.pyspiel_game)
+        return self._face
 
 
 # -- Leduc hold'em ------------------------------------------------------------------------------
@@ -221,6 +230,15 @@ class LeducPoker(OpenSpielGame):
             arena_name="leduc_poker",
             description="Leduc hold'em: 6-card deck, private card, one public card, two betting rounds",
         )
+        self._face: Any = None
+
+    def array_face(self) -> Any:
+        """B two-player games as numpy arrays (:mod:`arena.games.card_arrays`); none for more players."""
+        if self._face is None and self.spec.num_players == 2:
+            from arena.games.card_arrays import LeducFace
+
+            self._face = LeducFace(self.pyspiel_game)
+        return self._face
 
 
 # -- Liar's dice --------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ import numpy as np
 from arena.agent import Agent, Observation
 from arena.errors import ArenaError
 from arena.game import Game, State
+from arena.playing.array_match import choose_face, play_array_batch
 from arena.rng import GameRandom, start_games
 from arena.trainer import Step, Trajectory
 
@@ -168,21 +169,27 @@ def play_games(
     (observations, actions, log-probs, rewards) and a text transcript per game. ``on_result``
     is called as each game finishes (the run store commits there); ``on_batch`` with each batch's
     results in game order once the batch is done. ``collect=False`` keeps no results (returns
-    ``[]``): a long match then holds one batch in memory, not one object per game.
+    ``[]``): a long match then holds one batch in memory, not one object per game. When the game
+    has an array face and every agent decides from arrays, batches run on the face
+    (:mod:`arena.playing.array_match`, same results); ``arena --debug`` logs which path ran.
     """
     n = game.spec.num_players
     if len(agents) != n:
         raise ArenaError(f"game '{game.spec.full_name}' needs {n} agents, got {len(agents)}")
     # a range, not a list: a 10⁶-game match would otherwise hold 10⁶ int objects (~36 MB)
     todo: Sequence[int] = list(indices) if indices is not None else range(first_index, first_index + num_games)
-    batch_size = batch_size or DEFAULT_BATCH
+    face = choose_face(game, agents, record, timeout)
+    batch_size = batch_size or (ARRAY_BATCH if face is not None else DEFAULT_BATCH)
     results: list[GameResult] = []
     hung: set[int] = set()
     ahead = [DRAW_AHEAD]
     with relaxed_gc():
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
-            done = _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result, ahead)
+            if face is not None:
+                done = _array_batch(game, face, agents, chunk, seed, rotate_seats, on_result)
+            else:
+                done = _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result, ahead)
             if on_batch is not None:
                 on_batch(done)
             if collect:
@@ -194,11 +201,35 @@ DEFAULT_BATCH = 256
 """Games in flight at once. Larger batches help LLM/neural agents (set ``batch_size``); for cheap
 agents ~256 keeps the working set in cache."""
 
+ARRAY_BATCH = 4096
+"""Games in flight at once on the array path (:mod:`arena.playing.array_match`): numpy's cost is
+per step of the batch, so bigger batches are cheaper per game; results do not depend on it."""
+
 DRAW_AHEAD = 8
 """Uniforms per game drawn ahead for a run's first batch (:func:`arena.rng.start_games`); later
 batches draw as many as the previous batch's games used (up to :data:`MAX_DRAW_AHEAD`). Only
 speed depends on it: the values are the streams' own."""
 MAX_DRAW_AHEAD = 64
+
+
+def _array_batch(
+    game: Game,
+    face: Any,
+    agents: Sequence[Agent],
+    indices: Sequence[int],
+    seed: int,
+    rotate: bool,
+    on_result: Callable[[GameResult], None] | None,
+) -> list[GameResult]:
+    """One batch on the game's array face (:func:`arena.playing.array_match.play_array_batch`)."""
+    orders = [seat_order(len(agents), r, rotate) for r in range(len(agents))]
+    out = []
+    for i, seats, returns, length, duration, f in play_array_batch(game, face, agents, indices, seed, orders):
+        res = GameResult(i, seed, seats, returns, length, duration, Forfeit(*f) if f is not None else None)
+        if on_result is not None:
+            on_result(res)
+        out.append(res)
+    return out
 
 
 def _next_ahead(rngs: Sequence[GameRandom], ahead: int) -> int:

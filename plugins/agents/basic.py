@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
+
+import numpy as np
 
 from arena.agent import AgentEntry, Observation, PolicyAgent
+from arena.arrays import pick_uniform, pick_weighted
 from arena.errors import ArenaError
 from arena.game import Game, parse_game_name
 from arena.hookspecs import hookimpl
@@ -38,6 +42,10 @@ class RandomAgent(PolicyAgent):
                 out.append(self.act(o))
         return out
 
+    def act_arrays(self, games: Any, rows: np.ndarray) -> np.ndarray:
+        """``act_batch`` on the array face: one uniform per decision from each game's stream."""
+        return pick_uniform(games.legal_mask(rows), games.rng.uniform(rows))
+
 
 class FixedPolicyAgent(PolicyAgent):
     """Plays a saved tabular policy; unseen info states fall back to uniform (``strict`` raises)."""
@@ -47,6 +55,11 @@ class FixedPolicyAgent(PolicyAgent):
     def __init__(self, policy: TabularPolicy, strict: bool = False) -> None:
         self.table = policy
         self.strict = strict
+        self.array_native = not strict
+        """A strict policy stays on the ``State`` path, where a missing entry forfeits as it always has."""
+        self._rows: weakref.WeakKeyDictionary[Any, dict[int, np.ndarray]] = weakref.WeakKeyDictionary()
+        """Weights per array face and info-state index, for :meth:`act_arrays`."""
+        self._rows_of = policy
 
     def policy(self, obs: Observation) -> Mapping[int, float]:
         probs = self.table.get(obs.info_state)
@@ -55,6 +68,31 @@ class FixedPolicyAgent(PolicyAgent):
                 raise ArenaError(f"policy has no entry for info state {obs.info_state!r}")
             return {a: 1.0 / len(obs.legal_actions) for a in obs.legal_actions}
         return {a: probs.get(a, 0.0) for a in obs.legal_actions}
+
+    def act_arrays(self, games: Any, rows: np.ndarray) -> np.ndarray:
+        """``act_batch`` on the array face: each row's info state looked up once per distinct
+        state (its weights kept per face), then ``sample_from``'s draw on arrays."""
+        mask = games.legal_mask(rows)
+        states = games.info_states(rows)
+        uniq, first, inverse = np.unique(states, return_index=True, return_inverse=True)
+        if self._rows_of is not self.table:  # a new table (a solver's improve): new weights
+            self._rows, self._rows_of = weakref.WeakKeyDictionary(), self.table
+        cache = self._rows.setdefault(games.face, {})
+        weights = np.empty((len(uniq), mask.shape[1]))
+        for j, s in enumerate(uniq.tolist()):
+            w = cache.get(s)
+            if w is None:
+                w = cache[s] = self._weights(games.face.info_state_key(s), mask[first[j]])
+            weights[j] = w
+        return pick_weighted(weights[inverse], mask, games.rng.uniform(rows))
+
+    def _weights(self, key: str, legal: np.ndarray) -> np.ndarray:
+        probs = self.table.get(key)
+        if probs is None:
+            if self.strict:
+                raise ArenaError(f"policy has no entry for info state {key!r}")
+            return legal * (1.0 / int(legal.sum()))
+        return np.array([probs.get(a, 0.0) if ok else 0.0 for a, ok in enumerate(legal.tolist())])
 
     def save(self, directory: str | Path) -> None:
         self.table.save(Path(directory) / "policy.json")
