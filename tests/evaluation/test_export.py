@@ -54,7 +54,11 @@ def test_rows_carry_the_game_seat_seed_step_and_return(tmp_path):
     assert list(trl)[:2] == ["prompt", "completion"]
 
 
-def test_memory_does_not_grow_with_the_run(tmp_path):
+def test_memory_does_not_grow_with_the_run(tmp_path, monkeypatch):
+    from arena.evaluation import export
+
+    monkeypatch.setattr(export, "PAGE", 16)  # pages of 16 games: a small run already spans many
+
     def peak(games):
         _run(tmp_path / f"r{games}", games)
         tracemalloc.start()
@@ -65,7 +69,7 @@ def test_memory_does_not_grow_with_the_run(tmp_path):
         tracemalloc.stop()
         return top
 
-    small, large = peak(300), peak(3000)  # pages of 256 games
+    small, large = peak(48), peak(480)
     assert large < 2 * small, (small, large)
 
 
