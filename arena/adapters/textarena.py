@@ -91,9 +91,9 @@ def _ta() -> Any:
 
 def base_ids() -> list[str]:
     """Every registered TextArena id without a ``-train`` or ``-raw`` suffix (its wrapper sets)."""
+    _ta()  # first: without textarena this is one clear line (and `arena games` lists nothing)
     from textarena.envs.registration import ENV_REGISTRY
 
-    _ta()
     return [i for i in ENV_REGISTRY if not (i.endswith("-train") or i.endswith("-raw"))]
 
 
