@@ -116,11 +116,12 @@ METHODS = {
     "arenarl": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "scoring": "rank"},
     "pointwise_noisy": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "scoring": "pointwise"},
     "sppo": {"trainer": "sppo", "judge": "scorer:noise={noise},drift={drift},seed={seed}", "epochs": "1"},
+    "inpo": {"trainer": "inpo", "judge": "scorer:noise={noise},drift={drift},seed={seed}", "epochs": "1"},
 }
 """Trainer params per method (``trainer``: which trainer, default ``arenarl``). ``sppo`` is SPPO on
 free text with the same noisy pairwise judge: its K = ``--group`` samples per task, P̂ from all
 pairs, one regression step per iteration (its first-step gradient is a policy gradient with
-advantage P̂ − ½)."""
+advantage P̂ − ½); ``inpo`` fits its pairwise mirror-descent target on the same groups' pairs."""
 DEFAULT_METHODS = "true_reward,arenarl,pointwise_noisy"
 
 

@@ -1,5 +1,6 @@
 """LLM trainers: ``selfplay_rlvr`` (SPIRAL-style self-play RL with role-conditioned baselines),
-``sppo`` (self-play preference optimization with game-outcome preferences),
+``sppo`` (self-play preference optimization with game-outcome or judged preferences), ``inpo``
+(iterative Nash policy optimization on judged pairs),
 ``llm_advantage_alignment`` (AA with a leave-one-out group baseline), ``dpo`` (direct preference
 optimization), ``lspo`` (latent space policy optimization for talk games) and ``lspo_playout``
 (LSPO with per-decision playout values, for games too large for CFR: Werewolf), plus
@@ -23,6 +24,7 @@ def arena_trainers() -> list[TrainerEntry]:
     from .arenarl import ArenaRL, make_arenarl
     from .base import COMMON
     from .dpo import DPO, make_dpo
+    from .inpo import INPO, make_inpo
     from .lspo import LSPO, make_lspo
     from .lspo_playout import PlayoutLSPO, make_lspo_playout
     from .selfplay_rlvr import SelfPlayRLVR, make_selfplay_rlvr
@@ -40,6 +42,12 @@ def arena_trainers() -> list[TrainerEntry]:
             make_sppo,
             "LLM self-play preference optimization, preferences from game outcomes",
             {**COMMON, **SPPO.defaults},
+        ),
+        TrainerEntry(
+            "inpo",
+            make_inpo,
+            "iterative Nash policy optimization: no-regret mirror descent on judged preference pairs",
+            {**COMMON, **INPO.defaults},
         ),
         TrainerEntry(
             "llm_advantage_alignment",
