@@ -75,6 +75,7 @@ BENCHMARKS = {
     ],
     "monopoly-deal-agents": ["--games", "4", "--iterations", "10"],
     "psro": ["--game", "kuhn_poker", "--iterations", "1", "--sims-per-entry", "5"],
+    "preference-cycle": ["--methods", "sppo", "--seeds", "0", "--iterations", "1", "--prompts", "1", "--samples", "2"],
     "rating": ["--agents", "4", "--seeds", "1"],
     "solver-suite": [
         *("--games", "kuhn_4p", "--methods", "cfr,vad-cfr", "--iterations", "2", "--log-every", "1"),
@@ -86,7 +87,13 @@ BENCHMARKS = {
 }
 """Each benchmark at the smallest settings it offers."""
 
-NEEDS = {"psro": "cvxpy", "train-throughput": "ray", "llm": "transformers", "arenarl-learning": "transformers"}
+NEEDS = {
+    "psro": "cvxpy",
+    "train-throughput": "ray",
+    "llm": "transformers",
+    "arenarl-learning": "transformers",
+    "preference-cycle": "transformers",
+}
 """Optional libraries a benchmark cannot run without (``pip install 'arena-rl[bench]'``)."""
 
 

@@ -1,0 +1,148 @@
+"""``arena bench preference-cycle``: do preference trainers find the von Neumann winner of
+``cyclic_preference`` — (1/7, 2/7, 4/7) over A, B, C — where a reward-model learner collapses?
+
+Each method trains a tiny random-initialised local model (generated mode, one-character
+answers, T = 1) on free-text answers to the game's one prompt, preferences from the
+``preference`` judge with sampled ±1 labels: ``sppo`` (its averaged iterate is what is
+measured), ``inpo`` (last iterate) and ``dpo`` (the judged winner of each pair chosen over the
+loser: a Bradley–Terry learner). The figure is the model's exact distribution over the first
+character of its answer — A, B, C and anything else — read from the next-token probabilities at
+the prompt (not sampled), and its L1 distance to the winner (the other mass counts as error).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+from arena.cli_api import Benchmark
+from arena.hookspecs import hookimpl
+
+WINNER = np.array([1, 2, 4, 0]) / 7
+METHODS = ("sppo", "inpo", "dpo")
+
+
+def distribution(trainer: Any, agent: Any, game: Any) -> np.ndarray:
+    """P(first character = A, B, C, other) under the trainer's current weights."""
+    from arena.agent import Observation
+    from arena.playing.match import game_rng
+
+    obs = Observation(game.new_initial_state(), 0, game_rng(0, 0), game.spec.full_name)
+    prompt = agent.backend.prompt_ids(agent.prompts.build(obs))
+    ids = [agent.backend.tokenizer.convert_tokens_to_ids(c) for c in "ABC"]
+    p = trainer.model.logprobs([(prompt, [i]) for i in ids], grad=False).exp().cpu().numpy()
+    return np.r_[p, max(0.0, 1.0 - p.sum())]
+
+
+def dpo_step(trainer: Any, trajectories: list, seed: int, samples: int) -> None:
+    """DPO on the judged pairs of the same sampled groups: winner chosen over loser."""
+    from arena.plugins.trainers.llm.dpo import PreferencePair
+    from arena.plugins.trainers.llm.preference_text import pair_margins, sampled_groups
+    from arena.plugins.trainers.llm.tokens import learner_decisions
+
+    judge = trainer.pair_judge
+    groups, _ = sampled_groups(trainer.game, trainer.agent, trajectories, samples, seed)
+    pairs = []
+    for grp, margins in zip(groups, pair_margins(judge, groups)):
+        dec = learner_decisions([c.trajectory for c in grp], trainer.agent)
+        for (i, j), m in margins.items():
+            if m != 0 and dec[i].responses[0] != dec[j].responses[0]:
+                w, lo = (i, j) if m > 0 else (j, i)
+                pairs.append(
+                    PreferencePair(tuple(dec[w].prompt_ids), tuple(dec[w].responses[0]), tuple(dec[lo].responses[0]))
+                )
+    if pairs:
+        trainer.fit(pairs)
+
+
+def train_one(method: str, seed: int, args: argparse.Namespace) -> tuple[np.ndarray, list[float]]:
+    """One method, one seed: the final distribution and the L1 curve (every 10 iterations)."""
+    import torch
+
+    import arena
+    from arena.loading import load_agent, load_judge
+    from arena.playing.match import play_games
+    from arena.registry import get_registry
+    from arena.rng import derive_seed
+    from arena.tools.tiny_model import tiny_model_dir
+
+    torch.set_num_threads(1)
+    game = arena.load_game("cyclic_preference(length=1)")
+    spec = {"name": "llm", "model": str(tiny_model_dir(seed)), "mode": "generated", "max_text_tokens": 1}
+    agent = load_agent({**spec, "temperature": 1.0}, game)
+    judge = {"name": "preference", "sample": True, "seed": seed}
+    params: dict[str, Any] = {"lr": args.lr, "seed": seed, "torch_threads": 1}
+    if method == "sppo":
+        params.update(judge=judge, samples=args.samples, epochs=1, average=True)
+    elif method == "inpo":
+        params.update(judge=judge, samples=args.samples, epochs=1)
+    trainer = get_registry().get("trainer", method).factory(game, [agent], **params)
+    if method == "dpo":
+        trainer.pair_judge = load_judge(judge, game)
+    curve = []
+    for k in range(args.iterations):
+        played = play_games(game, [agent], num_games=args.prompts, seed=derive_seed(seed, "cycle", k), record=True)
+        trajs = [r.trajectory for r in played]
+        if method == "dpo":
+            dpo_step(trainer, trajs, derive_seed(seed, "dpo", k), args.samples)
+        else:
+            trainer.update(trajs)
+        if (k + 1) % 10 == 0:
+            curve.append(float(np.abs(measured(trainer, agent, game, method) - WINNER).sum()))
+    return measured(trainer, agent, game, method), curve
+
+
+def measured(trainer: Any, agent: Any, game: Any, method: str) -> np.ndarray:
+    """SPPO's averaged iterate (its guarantee is for it), the last iterate otherwise."""
+    if method == "sppo" and trainer.kept is not None:
+        trainer._swap()
+        try:
+            return distribution(trainer, agent, game)
+        finally:
+            trainer._swap()
+    return distribution(trainer, agent, game)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    import sys
+
+    out: dict[str, Any] = {"winner": [round(x, 4) for x in WINNER[:3]]}
+    for method in [m for m in args.methods.split(",") if m]:
+        l1s = []
+        for seed in [int(s) for s in args.seeds.split(",")]:
+            dist, curve = train_one(method, seed, args)
+            l1 = float(np.abs(dist - WINNER).sum())
+            l1s.append(l1)
+            out[f"{method}_s{seed}_distribution"] = [round(float(x), 3) for x in dist]
+            out[f"{method}_s{seed}_l1_curve"] = [round(x, 3) for x in curve]
+            print(f"{method} seed {seed}: A B C other {np.round(dist, 3)} L1 {l1:.3f}", file=sys.stderr, flush=True)
+        out[f"{method}_l1_mean"] = float(np.mean(l1s))
+        out[f"{method}_max_share_mean"] = float(
+            np.mean([max(out[f"{method}_s{s}_distribution"]) for s in args.seeds.split(",")])
+        )
+    return out
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--methods", default=",".join(METHODS))
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--iterations", type=int, default=60)
+    p.add_argument("--prompts", type=int, default=8, help="games (prompts answered) per iteration")
+    p.add_argument("--samples", type=int, default=4, help="responses per prompt (K)")
+    p.add_argument("--lr", type=float, default=1e-3)
+
+
+@hookimpl
+def arena_benchmarks() -> list[Benchmark]:
+    return [
+        Benchmark(
+            "preference-cycle",
+            "SPPO, INPO and DPO on cyclic_preference: distance to the von Neumann winner (1/7, 2/7, 4/7)",
+            run,
+            add_arguments,
+            baseline="DPO (a Bradley-Terry learner) on the same judged pairs",
+            ratio="",
+        )
+    ]
