@@ -96,6 +96,8 @@ def test_lora_league_resumes_after_sigkill_with_identical_stores_and_adapters(tm
 
 @pytest.mark.slow
 def test_on_ray_only_adapters_travel(tmp_path, monkeypatch):
+    """Asynchronous (``max_staleness: 1``) on a Ray worker: every live version and snapshot it is
+    sent is an adapter directory."""
     pytest.importorskip("ray")
     from arena.playing import ray_executor
 
@@ -108,7 +110,7 @@ def test_on_ray_only_adapters_travel(tmp_path, monkeypatch):
         return files
 
     monkeypatch.setattr(ray_executor, "_files", recorded)
-    cfg = lora_league(tmp_path / "ray", executor={"kind": "ray", "workers": 1, "log_to_driver": False})
+    cfg = lora_league(tmp_path / "ray", executor={"kind": "ray", "workers": 1, "log_to_driver": False}, max_staleness=1)
     cfg["steps"] = 2
     run_league(load_config(LeagueConfig, None, base=cfg), quiet=True)
     assert sent, "the learners travelled to the Ray worker"
@@ -116,3 +118,5 @@ def test_on_ray_only_adapters_travel(tmp_path, monkeypatch):
     for files in sent:
         assert "adapter_model.safetensors" in files and not any(n.startswith("model") for n in files)
         assert sum(len(b) for b in files.values()) < 0.5 * model_bytes
+    live = list((tmp_path / "ray" / "live").rglob("adapter_model.safetensors"))
+    assert live and not list((tmp_path / "ray" / "live").rglob("model*.safetensors"))

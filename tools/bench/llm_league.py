@@ -61,10 +61,11 @@ def _agents(case: dict[str, Any]) -> list[Any]:
         base = shared_base(model, device, dtype)
         lora = {"rank": case["rank"]}
         backends: list[Any] = [
-            AdapterBackend(base, base.new_adapter(lora, f"a{j}", init="random", seed=j)) for j in range(k)
+            AdapterBackend(base, base.new_adapter(lora, f"a{j}", init="random", seed=j), merge=case["merge"])
+            for j in range(k)
         ]
     else:
-        backends = [TransformersBackend(model, device=device, dtype=dtype) for _ in range(k)]
+        backends = [TransformersBackend(model, device=device, dtype=dtype, merge=case["merge"]) for _ in range(k)]
     agents = []
     for j, b in enumerate(backends):
         agent = LLMAgent(b, mode="scored", fallback="random")
@@ -227,6 +228,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "rank": args.rank,
                 "repeats": args.repeats,
                 "update": not args.no_update,
+                "merge": not args.no_merge,
             }
             cases.append(run_in_process(case))
     if not any(c["kind"] == "full" and c["k"] == 1 for c in cases):
@@ -247,6 +249,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"))
     p.add_argument("--repeats", type=int, default=3, help="timed repeats per measurement (best kept)")
     p.add_argument("--no-update", action="store_true", help="skip the learner-update timing")
+    p.add_argument(
+        "--no-merge",
+        action="store_true",
+        help="score every decision as its own row: identical prompts of different games are otherwise scored "
+        "once, which a single-adapter batch can do across all its rows and a mixed batch only within each adapter",
+    )
 
 
 @hookimpl

@@ -117,7 +117,7 @@ def llm_league(model: str, device: str, dtype: str, k: int, batch: int, repeats:
     from arena.tools.bench.llm_league import compare, run_in_process
 
     base = {"model": model, "device": device, "dtype": dtype, "batch": batch, "rank": 16, "repeats": repeats}
-    base["update"] = True
+    base.update(update=True, merge=True)
     plan = [(k, "adapters"), (k, "full"), (1, "full"), (4 * k, "adapters")]  # 4K adapters: memory as K grows
     cases = [run_in_process({**base, "k": kk, "kind": kind}) for kk, kind in plan]
     return {"cases": cases, "ratios": compare(cases)}
