@@ -56,6 +56,9 @@ COMMANDS = {
 """Each command's tiny run (in a directory holding the files and runs of ``workdir``)."""
 
 BENCHMARKS = {
+    "array-games": [
+        *("--games", "300", "--state-games", "100", "--baseline-games", "50", "--batch", "64", "--repeats", "1")
+    ],
     "arenarl-learning": ["--seeds", "0", "--iterations", "1", "--tasks", "1", "--group", "2", "--out", "arenarl"],
     "cfr": ["--game", "kuhn_poker", "--rounds", "1", "--block", "2", "--py-iterations", "1", "--large-game", ""],
     "cfr-br": ["--game", "kuhn_poker", "--iterations", "1"],

@@ -1,0 +1,142 @@
+"""``arena bench array-games``: random games/s on the array face (:mod:`arena.arrays`) against
+today's ``State`` runner and a plain ``pyspiel`` loop, Kuhn poker and Leduc hold'em, in one run.
+
+Four ways to play the same random games: the face stepped directly (random decisions from the
+games' streams, no per-game output: the speed limit of the face in this process), the match
+runner on its array path (a ``GameResult`` per game), the runner on the ``State`` path (the
+same agents told to need a ``State``: what ran before the face existed), and OpenSpiel's Python
+loop (``tools/bench/match.py``'s ``pyspiel_random_loop``). Optionally a whole ``arena match
+--json`` process per path (``--process-games``). The two runner paths are checked to give the
+same returns on the games both played.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from arena.arrays import ArrayRandom, pick_uniform
+from arena.cli_api import Benchmark
+from arena.hookspecs import hookimpl
+from arena.tools.bench.match import pyspiel_random_loop
+
+
+def face_loop(game_name: str, games: int, batch: int, seed: int = 0) -> float:
+    """Seconds for ``games`` random games stepped on the face in batches of ``batch``."""
+    import arena
+
+    face = arena.load_game(game_name).array_face()
+    start = time.perf_counter()
+    for first in range(0, games, batch):
+        rng = ArrayRandom(seed, range(first, min(games, first + batch)))
+        g = face.reset(rng)
+        while (live := np.flatnonzero(g.player >= 0)).size:
+            g.step(live, pick_uniform(g.legal_mask(live), rng.uniform(live)))
+        g.returns()
+    return time.perf_counter() - start
+
+
+def runner(game_name: str, games: int, array: bool, seed: int = 0) -> tuple[float, list[Any]]:
+    """Seconds for ``games`` random games through ``play_games`` on one path, and the returns
+    of its first 2,000 games."""
+    import arena
+    from arena.playing.match import play_games
+
+    game = arena.load_game(game_name)
+    agents = [arena.load_agent("random", game, label=f"r{k}") for k in range(game.spec.num_players)]
+    for a in agents:
+        a.array_native = array
+    kept: list[Any] = []
+
+    def keep(results: list[Any]) -> None:
+        if len(kept) < 2000:
+            kept.extend(r.returns for r in results[: 2000 - len(kept)])
+
+    start = time.perf_counter()
+    play_games(game, agents, games, seed=seed, on_batch=keep, collect=False)
+    return time.perf_counter() - start, kept
+
+
+def process(game_name: str, games: int, array: bool) -> float:
+    """Seconds for a whole ``arena match --json`` process (stdout to /dev/null); the ``State``
+    path by a ``--timeout`` no random agent comes near, which the array path does not take."""
+    cmd = [sys.executable, "-m", "arena.cli", "match", "--game", game_name, "--agents", "random", "random"]
+    cmd += ["--games", str(games), "--json"] + ([] if array else ["--timeout", "1000"])
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy())
+    return time.perf_counter() - start
+
+
+def measure(game_name: str, args: argparse.Namespace) -> dict[str, Any]:
+    reps = range(args.repeats)
+    t_face = min(face_loop(game_name, args.games, args.batch, seed=r) for r in reps)
+    array_runs = [runner(game_name, args.games, True, seed=r) for r in reps]
+    state_runs = [runner(game_name, args.state_games, False, seed=r) for r in reps]
+    same = min(len(array_runs[0][1]), len(state_runs[0][1]))
+    if array_runs[0][1][:same] != state_runs[0][1][:same]:
+        raise AssertionError(f"{game_name}: the runner's two paths disagree on the same games")
+    t_py = min(pyspiel_random_loop(game_name, args.baseline_games, seed=r) for r in reps)
+    gps = {
+        "array_face": args.games / t_face,
+        "array_runner": args.games / min(t for t, _ in array_runs),
+        "state_runner": args.state_games / min(t for t, _ in state_runs),
+        "pyspiel_loop": args.baseline_games / t_py,
+    }
+    out: dict[str, Any] = {f"{k}_games_per_second": round(v, 1) for k, v in gps.items()}
+    out["face_vs_pyspiel"] = round(gps["array_face"] / gps["pyspiel_loop"], 2)
+    out["array_runner_vs_pyspiel"] = round(gps["array_runner"] / gps["pyspiel_loop"], 2)
+    out["array_runner_vs_state_runner"] = round(gps["array_runner"] / gps["state_runner"], 2)
+    out["state_runner_vs_pyspiel"] = round(gps["state_runner"] / gps["pyspiel_loop"], 2)
+    if args.process_games:
+        t_arr = min(process(game_name, args.process_games, True) for _ in reps)
+        t_st = min(process(game_name, args.process_games, False) for _ in reps)
+        out["process_array_games_per_second"] = round(args.process_games / t_arr, 1)
+        out["process_state_games_per_second"] = round(args.process_games / t_st, 1)
+        out["process_array_vs_pyspiel"] = round(args.process_games / t_arr / gps["pyspiel_loop"], 2)
+    return out
+
+
+def run(args: argparse.Namespace) -> dict:
+    face_loop("kuhn_poker", 1000, 1000)  # warm-up: imports, the face's info-state tables
+    runner("kuhn_poker", 1000, True)
+    out: dict[str, Any] = {
+        "games": args.games,
+        "state_games": args.state_games,
+        "baseline_games": args.baseline_games,
+        "batch": args.batch,
+        "process_games": args.process_games,
+        "pgx": "not measured here (it needs jax: docs/results/array_games.md)",
+    }
+    for name in args.game_names.split(","):
+        out.update({f"{name}_{k}": v for k, v in measure(name, args).items()})
+    return out
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game-names", default="kuhn_poker,leduc_poker", help="comma-separated games with an array face")
+    p.add_argument("--games", type=int, default=200_000, help="games on the array face and the array path")
+    p.add_argument("--state-games", type=int, default=50_000, help="games on the State path")
+    p.add_argument("--baseline-games", type=int, default=50_000, help="games through the pyspiel loop")
+    p.add_argument("--batch", type=int, default=4096, help="games in flight on the face")
+    p.add_argument("--process-games", type=int, default=0, help="also time whole `arena match --json` processes")
+    p.add_argument("--repeats", type=int, default=3, help="best of N timings")
+
+
+@hookimpl
+def arena_benchmarks() -> list[Benchmark]:
+    return [
+        Benchmark(
+            "array-games",
+            "random games/s: the array face and the runner's array path vs the State path and a pyspiel loop",
+            run,
+            add_arguments,
+            baseline="a plain pyspiel loop (new_initial_state, chance by its probabilities, random legal moves)",
+            ratio="vs_pyspiel",
+        )
+    ]
