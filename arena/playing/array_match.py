@@ -100,13 +100,14 @@ def play_array_batch(
         if len(rows):
             games.step(rows, np.concatenate(actions))
             length[rows] += 1
-    returns = games.returns()
+    returns = games.returns().astype(np.float64).tolist()  # Python floats, one conversion per batch
     names = [[agents[k].name for k in order] for order in seatings]
     out = []
-    for b, i in enumerate(idx.tolist()):
-        f = forfeits.get(b)
-        ret = [float(x) for x in returns[b]] if f is None else game.new_initial_state().forfeit_returns(f[0], game.spec)
-        out.append((i, names[i % n][:], ret, int(length[b]), float(ended[b] - start), f))
+    for b, (i, ret, steps, t) in enumerate(zip(idx.tolist(), returns, length.tolist(), (ended - start).tolist())):
+        f = forfeits.get(b) if forfeits else None
+        if f is not None:
+            ret = game.new_initial_state().forfeit_returns(f[0], game.spec)
+        out.append((i, names[i % n][:], ret, steps, t, f))
     return out
 
 
