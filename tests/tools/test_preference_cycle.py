@@ -34,10 +34,10 @@ def test_exact_distribution_is_what_the_agent_answers():
         trainer.model.step(-trainer.model.logprobs(warm, grad=True).mean())
     trainer.model.sync()
     exact = distribution(trainer, agent, game)
-    answers = [r.trajectory.steps[0].action for r in play_games(game, [agent], num_games=400, seed=1, record=True)]
+    answers = [r.trajectory.steps[0].action for r in play_games(game, [agent], num_games=200, seed=1, record=True)]
     freq = np.bincount([response_index(a) for a in answers], minlength=4) / len(answers)
     assert exact.sum() == pytest.approx(1.0) and exact[:3].sum() > 0.5
-    assert np.abs(freq - exact).max() < 0.07, (freq, exact)
+    assert np.abs(freq - exact).max() < 0.1, (freq, exact)
     assert np.allclose(WINNER[:3], game.von_neumann_winner())
 
 
