@@ -93,8 +93,9 @@ def pick_weighted(weights: np.ndarray, mask: np.ndarray, u: np.ndarray) -> np.nd
 
 class ArrayGames:
     """B games of one game in flight. ``player[b]`` is the player to move in game ``b`` (chance is
-    resolved inside :meth:`step`), ``TERMINAL`` once it is over. ``rows`` arguments are distinct
-    game numbers (positions in the batch)."""
+    resolved inside :meth:`step`), ``SIMULTANEOUS`` when every player moves at once, ``TERMINAL``
+    once it is over. ``rows`` arguments are distinct game numbers (positions in the batch);
+    ``player`` arguments name the deciding player at a simultaneous node (None: the player to move)."""
 
     face: "ArrayFace"
     rng: ArrayRandom
@@ -104,26 +105,31 @@ class ArrayGames:
     def done(self) -> np.ndarray:
         return self.player == TERMINAL
 
-    def legal_mask(self, rows: np.ndarray) -> np.ndarray:
+    def legal_mask(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         """``bool [R, num_actions]``: the legal actions of each row's player."""
         raise NotImplementedError
 
     def step(self, rows: np.ndarray, actions: np.ndarray) -> None:
-        """Apply each row's action (legal, by its player to move), then any chance that follows."""
+        """Apply each row's action (legal, by its player to move; ``[R, num_players]`` joint moves
+        at simultaneous nodes), then any chance that follows."""
         raise NotImplementedError
 
     def returns(self) -> np.ndarray:
         """``float64 [B, num_players]``; meaningful for finished games."""
         raise NotImplementedError
 
-    def info_states(self, rows: np.ndarray) -> np.ndarray:
+    def info_states(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         """Each row's player's information state, as indices into the face's tables
         (:meth:`ArrayFace.info_state_key`, :meth:`observations`): stable for the face's lifetime."""
         raise NotImplementedError
 
-    def observations(self, rows: np.ndarray) -> np.ndarray:
+    def observations(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         """``float32 [R, *observation_shape]``: what ``State.observation_tensor`` gives each row's player."""
-        return self.face.tensors(self.info_states(rows))
+        return self.face.tensors(self.info_states(rows, player))
+
+    def outcome_info(self, row: int) -> dict[str, Any] | None:
+        """``State.outcome_info`` of a finished game, or None when the game reports none."""
+        return None
 
 
 class ArrayFace:
@@ -145,7 +151,8 @@ class ArrayFace:
 
 
 def acts_on_arrays(agent: Any) -> bool:
-    """True when ``agent`` decides from arrays: ``agent.act_arrays(games, rows) -> int array`` (one
+    """True when ``agent`` decides from arrays: ``agent.act_arrays(games, rows, player=None) -> int
+    array`` (one
     action per row, drawing any randomness from ``games.rng`` one uniform per decision as its
     ``act_batch`` would from each game's stream), and the agent says so now (``array_native``)."""
     act = getattr(agent, "act_arrays", None)

@@ -43,8 +43,8 @@ import numpy as np
 
 from arena import make_env, make_parallel_env
 from arena.agent import Agent, Observation
-from arena.arrays import ArrayRandom, pick_uniform
-from arena.game import Game, State
+from arena.arrays import ArrayGames, ArrayRandom, pick_uniform
+from arena.game import SIMULTANEOUS, TERMINAL, Game, State
 from arena.loading import checkpoint_param, load_agent, load_checkpoint, load_game, parse_agent_spec, save_checkpoint
 from arena.playing.match import GameResult, play_games, sample_chance
 from arena.registry import get_registry
@@ -109,35 +109,62 @@ def check_array_face(game: str | Game, *, games: int = 500, seed: int = 0) -> No
         sample_chance(state, stream)
     while True:
         for b, state in enumerate(states):
-            p = -4 if state.is_terminal() else state.current_player()
+            p = TERMINAL if state.is_terminal() else state.current_player()
             _require(p == int(batch.player[b]), what, f"game {b}: player to move {batch.player[b]}, State says {p}")
-        live = np.flatnonzero(batch.player >= 0)
-        if not len(live):
+        turn, joint = np.flatnonzero(batch.player >= 0), np.flatnonzero(batch.player == SIMULTANEOUS)
+        if not len(turn) and not len(joint):
             break
-        mask, infos, tensors = batch.legal_mask(live), batch.info_states(live), batch.observations(live)
-        u = rng.uniform(live)
-        actions = pick_uniform(mask, u)
-        for k, b in enumerate(live.tolist()):
-            state, p = states[b], int(batch.player[b])
-            _require(
-                np.flatnonzero(mask[k]).tolist() == list(state.legal_actions(p)),
-                what,
-                f"game {b}: legal actions differ",
+        if len(turn):
+            actions = _face_decisions(face, batch, rng, states, streams, turn, None, what)
+            for b, a in zip(turn.tolist(), actions.tolist()):
+                states[b].apply_action(a)
+                sample_chance(states[b], streams[b])
+            batch.step(turn, actions)
+        if len(joint):
+            moves = np.stack(
+                [_face_decisions(face, batch, rng, states, streams, joint, p, what) for p in range(g.spec.num_players)],
+                1,
             )
-            _require(
-                face.info_state_key(int(infos[k])) == state.information_state_key(p),
-                what,
-                f"game {b}: info-state key differs",
-            )
-            _require(
-                np.array_equal(tensors[k], state.observation_tensor(p)), what, f"game {b}: observation tensor differs"
-            )
-            _require(streams[b].uniform() == u[k], what, f"game {b}: the face's draw is not the game stream's")
-            state.apply_action(int(actions[k]))
-            sample_chance(state, streams[b])
-        batch.step(live, actions)
+            for b, m in zip(joint.tolist(), moves.tolist()):
+                states[b].apply_actions(m)
+                sample_chance(states[b], streams[b])
+            batch.step(joint, moves)
+    reports = type(batch).outcome_info is not ArrayGames.outcome_info
     for b, state in enumerate(states):
         _require(batch.returns()[b].tolist() == list(state.returns()), what, f"game {b}: returns differ")
+        _require(not reports or batch.outcome_info(b) == state.outcome_info(), what, f"game {b}: outcome info differs")
+
+
+def _face_decisions(
+    face: Any,
+    batch: Any,
+    rng: ArrayRandom,
+    states: list[State],
+    streams: list[Any],
+    rows: np.ndarray,
+    player: int | None,
+    what: str,
+) -> np.ndarray:
+    """Random decisions for ``rows`` (``player`` at a simultaneous node), each compared with its state first."""
+    mask, infos, tensors = (
+        batch.legal_mask(rows, player),
+        batch.info_states(rows, player),
+        batch.observations(rows, player),
+    )
+    u = rng.uniform(rows)
+    for k, b in enumerate(rows.tolist()):
+        state, p = states[b], int(batch.player[b]) if player is None else player
+        _require(
+            np.flatnonzero(mask[k]).tolist() == list(state.legal_actions(p)), what, f"game {b}: legal actions differ"
+        )
+        _require(
+            face.info_state_key(int(infos[k])) == state.information_state_key(p),
+            what,
+            f"game {b}: info-state key differs",
+        )
+        _require(np.array_equal(tensors[k], state.observation_tensor(p)), what, f"game {b}: observation tensor differs")
+        _require(streams[b].uniform() == u[k], what, f"game {b}: the face's draw is not the game stream's")
+    return pick_uniform(mask, u)
 
 
 def check_structured_views(game: str | Game, *, games: int = 3, seed: int = 0, walks: int = 10) -> None:

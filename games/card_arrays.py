@@ -101,7 +101,7 @@ class KuhnGames(ArrayGames):
         self.player = np.zeros(b, dtype=np.int64)
         self._returns = np.zeros((b, n), dtype=np.float64)
 
-    def legal_mask(self, rows: np.ndarray) -> np.ndarray:
+    def legal_mask(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         return np.ones((len(rows), 2), dtype=bool)
 
     def step(self, rows: np.ndarray, actions: np.ndarray) -> None:
@@ -136,7 +136,7 @@ class KuhnGames(ArrayGames):
     def returns(self) -> np.ndarray:
         return self._returns
 
-    def info_states(self, rows: np.ndarray) -> np.ndarray:
+    def info_states(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         p = self.player[rows]
         n = self.n
         codes = (self.code[rows] * (n + 1) + self.cards[rows, p]) * n + p
@@ -176,7 +176,7 @@ class LeducGames(ArrayGames):
         self.player = np.zeros(b, dtype=np.int64)
         self._returns = np.zeros((b, 2), dtype=np.float64)
 
-    def legal_mask(self, rows: np.ndarray) -> np.ndarray:
+    def legal_mask(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         p = self.player[rows]
         out = np.ones((len(rows), 3), dtype=bool)
         out[:, FOLD] = self.paid[rows, p] < self.stakes[rows]
@@ -234,7 +234,7 @@ class LeducGames(ArrayGames):
     def returns(self) -> np.ndarray:
         return self._returns
 
-    def info_states(self, rows: np.ndarray) -> np.ndarray:
+    def info_states(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         p = self.player[rows]
         codes = ((self.code[rows] * 7 + self.public[rows] + 1) * 6 + self.cards[rows, p]) * 2 + p
         return self.face.dense(codes, self.hist[rows], self.hlen[rows], p)

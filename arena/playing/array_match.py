@@ -13,13 +13,13 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from arena.agent import Agent
 from arena.arrays import ArrayFace, ArrayGames, ArrayRandom, acts_on_arrays
-from arena.game import Game
+from arena.game import SIMULTANEOUS, TERMINAL, Game
 
 log = logging.getLogger("arena.playing")
 
@@ -63,70 +63,120 @@ def play_array_batch(
     indices: Sequence[int],
     seed: int,
     seatings: Sequence[list[int]],
-) -> list[tuple[int, list[str], list[float], int, float, Forfeited | None]]:
+) -> list[tuple[int, list[str], list[float], int, float, Forfeited | None, dict[str, Any]]]:
     """One batch on the face: per game in ``indices`` order, what its
     :class:`~arena.playing.match.GameResult` holds (index, seat names, returns, length, seconds,
-    forfeit). ``seatings[i % n]`` is the agents-list position in each seat of game ``i``."""
+    forfeit, outcome info). ``seatings[i % n]`` is the agents-list position in each seat of game ``i``."""
     start = time.perf_counter()
     n = game.spec.num_players
     games = face.reset(ArrayRandom(seed, indices))
     idx = np.asarray(list(indices), dtype=np.int64)
-    seat_pos = np.asarray(seatings, dtype=np.int64)[idx % n]  # [B, n]: agents position per seat
-    length = np.zeros(len(idx), dtype=np.int64)
-    ended = np.full(len(idx), np.nan)
-    forfeits: dict[int, Forfeited] = {}
-    owners: dict[int, list[int]] = {}
-    for k, a in enumerate(agents):  # one call per agent object, whichever seats it holds
-        owners.setdefault(id(a), []).append(k)
+    table = _Table(agents, np.asarray(seatings, dtype=np.int64)[idx % n], len(idx))
     while True:
-        live = np.flatnonzero(games.player >= 0)
-        if forfeits:
-            live = live[[int(b) not in forfeits for b in live.tolist()]]
+        if table.forfeits:
+            games.player[list(table.forfeits)] = TERMINAL  # finished for the loop; its returns are the forfeit's
         now = time.perf_counter()
-        ended[np.isnan(ended) & (games.player < 0)] = now
-        for b in forfeits:
-            ended[b] = now if np.isnan(ended[b]) else ended[b]
-        if not len(live):
+        table.ended[np.isnan(table.ended) & (games.player == TERMINAL)] = now
+        turn, joint = np.flatnonzero(games.player >= 0), np.flatnonzero(games.player == SIMULTANEOUS)
+        if not len(turn) and not len(joint):
             break
-        pos = seat_pos[live, games.player[live]]
-        moving, actions = [], []
-        for positions in owners.values():
-            rows = live[np.isin(pos, positions)]
-            if len(rows):
-                legal, chosen = _decide(agents[positions[0]], games, rows, forfeits)
-                moving.append(rows[legal])
-                actions.append(chosen)
-        rows = np.concatenate(moving) if moving else live[:0]
-        if len(rows):
-            games.step(rows, np.concatenate(actions))
-            length[rows] += 1
+        if len(turn):
+            table.turn_step(games, turn)
+        if len(joint):
+            table.joint_step(games, joint, n)
+    return _results(game, games, table, idx, seed, seatings, start)
+
+
+def _results(
+    game: Game,
+    games: ArrayGames,
+    table: "_Table",
+    idx: np.ndarray,
+    seed: int,
+    seatings: Sequence[list[int]],
+    start: float,
+) -> list[tuple[int, list[str], list[float], int, float, Forfeited | None, dict[str, Any]]]:
+    n = game.spec.num_players
     returns = games.returns().astype(np.float64).tolist()  # Python floats, one conversion per batch
-    names = [[agents[k].name for k in order] for order in seatings]
+    names = [[table.agents[k].name for k in order] for order in seatings]
+    reports = type(games).outcome_info is not ArrayGames.outcome_info
     out = []
-    for b, (i, ret, steps, t) in enumerate(zip(idx.tolist(), returns, length.tolist(), (ended - start).tolist())):
-        f = forfeits.get(b) if forfeits else None
+    for b, (i, ret, steps, t) in enumerate(
+        zip(idx.tolist(), returns, table.length.tolist(), (table.ended - start).tolist())
+    ):
+        f = table.forfeits.get(b) if table.forfeits else None
+        info: dict[str, Any] = {}
         if f is not None:
             ret = game.new_initial_state().forfeit_returns(f[0], game.spec)
-        out.append((i, names[i % n][:], ret, steps, t, f))
+        elif reports:
+            info = games.outcome_info(b) or {}
+        out.append((i, names[i % n][:], ret, steps, t, f, info))
     return out
 
 
+class _Table:
+    """Who sits where in each game of the batch, and what the runner keeps per game."""
+
+    def __init__(self, agents: Sequence[Agent], seat_pos: np.ndarray, size: int) -> None:
+        self.agents, self.seat_pos = agents, seat_pos  # [B, n]: agents-list position per seat
+        self.owners: dict[int, list[int]] = {}
+        for k, a in enumerate(agents):  # one call per agent object, whichever seats it holds
+            self.owners.setdefault(id(a), []).append(k)
+        self.length = np.zeros(size, dtype=np.int64)
+        self.ended = np.full(size, np.nan)
+        self.forfeits: dict[int, Forfeited] = {}
+
+    def turn_step(self, games: ArrayGames, rows: np.ndarray) -> None:
+        """Each agent decides all of its games' turns in one call; the legal moves are applied."""
+        pos = self.seat_pos[rows, games.player[rows]]
+        moving, actions = [], []
+        for positions in self.owners.values():
+            mine = rows[np.isin(pos, positions)]
+            if len(mine):
+                legal, chosen = _decide(self.agents[positions[0]], games, mine, self.forfeits, None)
+                moving.append(mine[legal])
+                actions.append(chosen)
+        done = np.concatenate(moving)
+        if len(done):
+            games.step(done, np.concatenate(actions))
+            self.length[done] += 1
+
+    def joint_step(self, games: ArrayGames, rows: np.ndarray, n: int) -> None:
+        """Simultaneous moves seat by seat, as the ``State`` path asks them (every game's players
+        draw in seat order); a game whose move was forfeited is not stepped."""
+        joint = np.zeros((len(rows), n), dtype=np.int64)
+        ok = np.ones(len(rows), dtype=bool)
+        for p in range(n):
+            pos = self.seat_pos[rows, p]
+            for positions in self.owners.values():
+                sel = np.flatnonzero(ok & np.isin(pos, positions))
+                if len(sel):
+                    legal, chosen = _decide(self.agents[positions[0]], games, rows[sel], self.forfeits, p)
+                    joint[sel[legal], p] = chosen
+                    ok[sel[~legal]] = False
+        if ok.any():
+            games.step(rows[ok], joint[ok])
+            self.length[rows[ok]] += n
+
+
 def _decide(
-    agent: Agent, games: ArrayGames, rows: np.ndarray, forfeits: dict[int, Forfeited]
+    agent: Agent, games: ArrayGames, rows: np.ndarray, forfeits: dict[int, Forfeited], player: int | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """One ``act_arrays`` call: the rows whose action is legal and those actions; the others forfeit."""
+    who = games.player[rows] if player is None else np.full(len(rows), player)
     try:
-        actions = np.asarray(agent.act_arrays(games, rows))  # type: ignore[attr-defined]
+        act = agent.act_arrays  # type: ignore[attr-defined]
+        actions = np.asarray(act(games, rows) if player is None else act(games, rows, player))
         if actions.shape != rows.shape or actions.dtype.kind not in "iu":
             raise ValueError(f"act_arrays returned {actions.shape} {actions.dtype} for {len(rows)} decisions")
     except Exception as exc:
         reason = "exception: " + traceback.format_exception_only(type(exc), exc)[-1].strip()
-        for b in rows.tolist():
-            forfeits[b] = (int(games.player[b]), agent.name, reason)
+        for b, p in zip(rows.tolist(), who.tolist()):
+            forfeits[b] = (int(p), agent.name, reason)
         return np.zeros(len(rows), dtype=bool), np.zeros(0, dtype=np.int64)
-    mask = games.legal_mask(rows)
+    mask = games.legal_mask(rows, player)
     inside = (actions >= 0) & (actions < mask.shape[1])
     legal = inside & mask[np.arange(len(rows)), np.where(inside, actions, 0)]
-    for b, a, m in zip(rows[~legal].tolist(), actions[~legal].tolist(), mask[~legal]):
-        forfeits[b] = (int(games.player[b]), agent.name, f"illegal action {a!r}; legal: {np.flatnonzero(m).tolist()}")
+    for b, p, a, m in zip(rows[~legal].tolist(), who[~legal].tolist(), actions[~legal].tolist(), mask[~legal]):
+        forfeits[b] = (int(p), agent.name, f"illegal action {a!r}; legal: {np.flatnonzero(m).tolist()}")
     return legal, actions[legal]

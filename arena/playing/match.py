@@ -224,8 +224,8 @@ def _array_batch(
     """One batch on the game's array face (:func:`arena.playing.array_match.play_array_batch`)."""
     orders = [seat_order(len(agents), r, rotate) for r in range(len(agents))]
     out = []
-    for i, seats, returns, length, duration, f in play_array_batch(game, face, agents, indices, seed, orders):
-        res = GameResult(i, seed, seats, returns, length, duration, Forfeit(*f) if f is not None else None)
+    for i, seats, returns, length, duration, f, info in play_array_batch(game, face, agents, indices, seed, orders):
+        res = GameResult(i, seed, seats, returns, length, duration, Forfeit(*f) if f is not None else None, info=info)
         if on_result is not None:
             on_result(res)
         out.append(res)

@@ -181,6 +181,17 @@ class IteratedMatrixGame(RoundGame):
             f"continue probability {self.discount:g}",
         )
 
+    def array_face(self) -> Any:
+        """B games as numpy arrays (:mod:`arena.games.social.matrix_arrays`), for the runner's
+        array path; none past 28 rounds (a whole history is the info state, coded in an int64)."""
+        if self.horizon > 28:
+            return None
+        if getattr(self, "_face", None) is None:
+            from .matrix_arrays import MatrixFace
+
+            self._face = MatrixFace(self)
+        return self._face
+
     def scripted_kinds(self) -> tuple[str, ...]:
         return ("always_cooperate", "always_defect", "tit_for_tat")
 

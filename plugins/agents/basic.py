@@ -42,9 +42,9 @@ class RandomAgent(PolicyAgent):
                 out.append(self.act(o))
         return out
 
-    def act_arrays(self, games: Any, rows: np.ndarray) -> np.ndarray:
+    def act_arrays(self, games: Any, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         """``act_batch`` on the array face: one uniform per decision from each game's stream."""
-        return pick_uniform(games.legal_mask(rows), games.rng.uniform(rows))
+        return pick_uniform(games.legal_mask(rows, player), games.rng.uniform(rows))
 
 
 class FixedPolicyAgent(PolicyAgent):
@@ -69,11 +69,11 @@ class FixedPolicyAgent(PolicyAgent):
             return {a: 1.0 / len(obs.legal_actions) for a in obs.legal_actions}
         return {a: probs.get(a, 0.0) for a in obs.legal_actions}
 
-    def act_arrays(self, games: Any, rows: np.ndarray) -> np.ndarray:
+    def act_arrays(self, games: Any, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         """``act_batch`` on the array face: each row's info state looked up once per distinct
         state (its weights kept per face), then ``sample_from``'s draw on arrays."""
-        mask = games.legal_mask(rows)
-        states = games.info_states(rows)
+        mask = games.legal_mask(rows, player)
+        states = games.info_states(rows, player)
         uniq, first, inverse = np.unique(states, return_index=True, return_inverse=True)
         if self._rows_of is not self.table:  # a new table (a solver's improve): new weights
             self._rows, self._rows_of = weakref.WeakKeyDictionary(), self.table
