@@ -209,7 +209,9 @@ class Submitted:
             if amend is not None:
                 amend(g, rec)
             waiting.append((g, res))  # before staging: staging may commit (and announce) at once
-            if not record(rec, res.transcript if transcripts else None, decision_rows(res.trajectory)):
+            lines = res.transcript if transcripts else None
+            rows = decision_rows(res.trajectory)  # an LLM's decisions, kept beside the game
+            if not (record(rec, lines, rows) if rows else record(rec, lines)):
                 waiting.pop()  # staged already: refused, nothing committed
             if on_game is not None:
                 on_game(g, res)
