@@ -146,6 +146,7 @@ class TrainableLLM:
                 self.agent.release(old)
         self.base, self.adapter = base, self.agent.backend.adapter
         self.agent.backend.fresh = False
+        base.model.set_adapter(self.adapter)  # a plain forward of the shared model now runs this learner's adapter
         self.model, self.tokenizer = base.model, base.tokenizer
         self.params = base.parameters(self.adapter)
         return True
