@@ -56,6 +56,7 @@ COMMANDS = {
 """Each command's tiny run (in a directory holding the files and runs of ``workdir``)."""
 
 BENCHMARKS = {
+    "alphazero": ["--batches", "1", "--batch", "2", "--simulations", "2", "--every", "1", "--eval-games", "2"],
     "array-games": [
         *("--games", "300", "--state-games", "100", "--baseline-games", "50", "--batch", "64", "--repeats", "1")
     ],

@@ -36,6 +36,7 @@ AGENTS = {  # every registered agent, on a game it plays (llm: below, with a loc
     "table_talker": ("table_talker", "table_talk"),
     "mcts": ("mcts:simulations=20", "kuhn_poker"),
     "qnet": ("qnet:epsilon=0.2", "climbing"),
+    "alphazero": ("alphazero:simulations=4,hidden=16", "openspiel:tic_tac_toe"),
 }
 KIT_ELSEWHERE = {
     "inpo": "tests/plugins/trainers/test_inpo.py runs check_trainer on cyclic_preference (free text)",
@@ -52,6 +53,7 @@ TRAINERS = {  # every registered trainer: (game, learner specs, params)
     "mappo": ("climbing(horizon=3)", ["neural", "neural"], {}),
     "vdn": ("climbing(horizon=3)", ["qnet", "qnet"], {}),
     "qmix": ("penalty(horizon=3)", ["qnet", "qnet"], {"weighting": "optimistic"}),
+    "alphazero": ("openspiel:tic_tac_toe", ["alphazero:simulations=4,hidden=16"], {"steps": 4, "batch": 32, "lr": 0.05}),
 }
 LLM_TRAINERS = {  # (game, trainer params, llm agent params)
     "selfplay_rlvr": ("kuhn_poker", {}, {}),

@@ -1,0 +1,96 @@
+"""AlphaZero: PUCT search with exact terminal values, the trainer's targets and buffer, a league
+run resumed from its committed state equal to an uninterrupted one, refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from arena.agent import Observation
+from arena.config import load_config
+from arena.errors import ArenaError
+from arena.league import LeagueConfig, run_league
+from arena.loading import load_agent, load_game
+from arena.playing.match import play_games
+from arena.plugins.trainers.alphazero import AlphaZeroTrainer
+from support.league import rows
+
+TTT = "openspiel:tic_tac_toe"
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_search_finds_a_win_in_one_with_an_untrained_network():
+    game = load_game(TTT)
+    s = game.new_initial_state()
+    for m in (0, 3, 1, 4):  # X: 0 1 _ ; O: 3 4 -> X wins at 2
+        s.apply_action(m)
+    agent = load_agent("alphazero:simulations=200,greedy=true", game)
+    visits = agent.search_batch([Observation(s, 0, np.random.default_rng(0), TTT)])[0]
+    assert max(visits, key=lambda a: visits[a]) == 2
+
+
+def test_trainer_targets_are_the_visit_distribution_and_the_outcome():
+    game = load_game(TTT)
+    agent = load_agent("alphazero:simulations=8", game)
+    agent.name = "az"
+    trainer = AlphaZeroTrainer(game, [agent], buffer=20, steps=2, batch=8)
+    res = play_games(game, [agent, agent], num_games=4, seed=0, record=True)
+    pos = trainer.positions([r.trajectory for r in res])
+    assert len(pos["z"]) == sum(len(r.trajectory.steps) for r in res)
+    assert np.allclose(pos["pi"].sum(axis=1), 1.0) and not (pos["pi"] * ~pos["mask"]).any()
+    first = res[0].trajectory
+    assert pos["z"][0] == first.returns[first.steps[0].player]
+    trainer.update([r.trajectory for r in res])
+    assert len(trainer.buffer["z"]) == 20  # FIFO: the newest positions
+
+
+def league(out, steps):
+    return {
+        "game": TTT,
+        "seed": 1,
+        "steps": steps,
+        "out": str(out),
+        "progress": False,
+        "tensorboard": False,
+        "plots": False,
+        "population": [
+            {"label": "random", "agent": "random"},
+            {
+                "label": "az",
+                "agent": "alphazero:simulations=4,hidden=16",
+                "role": "learner",
+                "trainer": {"name": "alphazero", "params": {"steps": 2, "batch": 16, "buffer": 64}},
+                "matchmaking": "self_play",
+                "games_per_step": 4,
+                "snapshot_every": 2,
+            },
+        ],
+        "evaluation": {"every": 2, "games": 2, "ratings": {"bootstrap": 0}},
+    }
+
+
+def test_a_resumed_league_plays_the_same_games_as_an_uninterrupted_one(tmp_path):
+    run_league(load_config(LeagueConfig, None, base=league(tmp_path / "resumed", 2)), quiet=True)
+    run_league(load_config(LeagueConfig, None, base=league(tmp_path / "resumed", 4)), quiet=True)
+    run_league(load_config(LeagueConfig, None, base=league(tmp_path / "clean", 4)), quiet=True)
+    for sub in ("train", "."):
+        a, b = rows(tmp_path / "clean" / sub / "arena.sqlite"), rows(tmp_path / "resumed" / sub / "arena.sqlite")
+        assert a == b and len(a) > 0
+
+
+def test_refusals():
+    with pytest.raises(ArenaError, match="perfect-information turn-based"):
+        load_agent("alphazero", load_game("leduc_poker"))
+    with pytest.raises(ArenaError, match="has no parameter"):
+        load_agent("alphazero:temperature=1", load_game(TTT))
+    game = load_game(TTT)
+    with pytest.raises(ArenaError, match="trains one alphazero agent"):
+        AlphaZeroTrainer(game, [load_agent("random", game)])
