@@ -261,7 +261,12 @@ def test_cli_match_with_the_llm_agent(model):
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert len(data["results"]) == 6 and all(r["forfeit"] is None for r in data["results"])
+    assert len(data["results"]) == 6
+    # fallback: forfeit (the default): an answer naming no legal move forfeits, nothing is substituted
+    forfeits = [r["forfeit"] for r in data["results"] if r["forfeit"]]
+    assert all(f["reason"].startswith("no legal move:") and f["agent"].startswith("llm") for f in forfeits)
+    llm_row = next(v for k, v in data["agents"].items() if k.startswith("llm"))
+    assert llm_row["forfeits"] == len(forfeits) and llm_row["substitutions"] == 0
 
 
 def test_agents_on_one_model_share_one_backend_until_the_last_closes(model, game):
