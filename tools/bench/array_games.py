@@ -6,13 +6,15 @@ games' streams, no per-game output: the speed limit of the face in this process)
 runner on its array path (a ``GameResult`` per game), the runner on the ``State`` path (the
 same agents told to need a ``State``: what ran before the face existed), and OpenSpiel's Python
 loop (``tools/bench/match.py``'s ``pyspiel_random_loop``). Optionally a whole ``arena match
---json`` process per path (``--process-games``). The two runner paths are checked to give the
-same returns on the games both played.
+--json`` process per path (``--process-games``), and PGX (jitted and vmapped, batch ``--batch``)
+through another interpreter that has ``pgx`` and ``jax`` (``--pgx-python``: arena does not
+depend on them). The two runner paths are checked to give the same returns on the games both played.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -23,6 +25,7 @@ import numpy as np
 
 from arena.arrays import ArrayRandom, pick_uniform
 from arena.cli_api import Benchmark
+from arena.errors import ArenaError
 from arena.hookspecs import hookimpl
 from arena.tools.bench.match import pyspiel_random_loop
 
@@ -73,6 +76,18 @@ def process(game_name: str, games: int, array: bool) -> float:
     return time.perf_counter() - start
 
 
+def pgx(python: str, game_name: str, games: int, batch: int, repeats: int) -> float:
+    """PGX's random games/s, timed by ``tools/bench/pgx_loop.py`` under ``python``."""
+    from arena.tools.bench import pgx_loop
+
+    cmd = [python, pgx_loop.__file__, game_name, str(games), str(batch), str(repeats)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ArenaError(f"bench array-games: --pgx-python {python} could not time PGX: {last}")
+    return float(json.loads(done.stdout.strip().splitlines()[-1])[game_name])
+
+
 def measure(game_name: str, args: argparse.Namespace) -> dict[str, Any]:
     reps = range(args.repeats)
     t_face = min(face_loop(game_name, args.games, args.batch, seed=r) for r in reps)
@@ -93,6 +108,10 @@ def measure(game_name: str, args: argparse.Namespace) -> dict[str, Any]:
     out["array_runner_vs_pyspiel"] = round(gps["array_runner"] / gps["pyspiel_loop"], 2)
     out["array_runner_vs_state_runner"] = round(gps["array_runner"] / gps["state_runner"], 2)
     out["state_runner_vs_pyspiel"] = round(gps["state_runner"] / gps["pyspiel_loop"], 2)
+    if args.pgx_python:
+        gps_pgx = pgx(args.pgx_python, game_name, args.games, args.batch, args.repeats)
+        out["pgx_games_per_second"] = round(gps_pgx, 1)
+        out["face_vs_pgx"] = round(gps["array_face"] / gps_pgx, 3)
     if args.process_games:
         t_arr = min(process(game_name, args.process_games, True) for _ in reps)
         t_st = min(process(game_name, args.process_games, False) for _ in reps)
@@ -111,7 +130,7 @@ def run(args: argparse.Namespace) -> dict:
         "baseline_games": args.baseline_games,
         "batch": args.batch,
         "process_games": args.process_games,
-        "pgx": "not measured here (it needs jax: docs/results/array_games.md)",
+        "pgx": args.pgx_python or "not measured (--pgx-python: an interpreter with pgx and jax)",
     }
     for name in args.game_names.split(","):
         out.update({f"{name}_{k}": v for k, v in measure(name, args).items()})
@@ -125,6 +144,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline-games", type=int, default=50_000, help="games through the pyspiel loop")
     p.add_argument("--batch", type=int, default=4096, help="games in flight on the face")
     p.add_argument("--process-games", type=int, default=0, help="also time whole `arena match --json` processes")
+    p.add_argument("--pgx-python", default="", help="also time PGX with this interpreter (it needs pgx and jax)")
     p.add_argument("--repeats", type=int, default=3, help="best of N timings")
 
 

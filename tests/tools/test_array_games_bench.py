@@ -1,0 +1,31 @@
+"""``arena bench array-games``: its loops play the games they claim, and the PGX option fails in one line."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from arena.errors import ArenaError
+from arena.tools.bench import array_games
+
+
+def test_both_runner_paths_play_the_same_games():
+    t_array, array = array_games.runner("leduc_poker", 300, True, seed=4)
+    t_state, state = array_games.runner("leduc_poker", 300, False, seed=4)
+    assert array == state and len(array) == 300 and t_array > 0 and t_state > 0
+
+
+def test_face_loop_plays_every_game():
+    assert array_games.face_loop("kuhn_poker", 500, 64) > 0
+
+
+def test_pgx_without_pgx_is_one_clear_error():
+    try:
+        import pgx  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("this interpreter has pgx")
+    with pytest.raises(ArenaError, match="--pgx-python .* could not time PGX: ModuleNotFoundError"):
+        array_games.pgx(sys.executable, "kuhn_poker", 8, 4, 1)
