@@ -39,10 +39,15 @@ def _torch() -> Any:
 
 
 class AdapterRef:
-    """A frozen adapter on the shared base, usable wherever a frozen model is (``logprobs(model=...)``)."""
+    """A frozen adapter on the shared base, usable wherever a frozen model is (``logprobs(model=...)``).
+    The adapter is deleted from the base when the reference is dropped (a DPO reference refreshed
+    every few updates does not pile up adapters)."""
 
     def __init__(self, base: Any, name: str) -> None:
+        import weakref
+
         self.base, self.name = base, name
+        weakref.finalize(self, base.release, name)
 
 
 class TrainableLLM:

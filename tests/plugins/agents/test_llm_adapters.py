@@ -144,3 +144,19 @@ def test_bad_input_is_one_clear_line(tmp_path):
     if not torch.cuda.is_available():
         with pytest.raises(ArenaError, match="no CUDA GPU"):
             load_agent(f"llm:model={model},adapter=new,device=cuda", game)
+
+
+def test_adapter_learner_frozen_references_are_released_when_dropped():
+    import gc
+
+    from arena.plugins.trainers.llm.model import TrainableLLM
+
+    game = load_game("kuhn_poker")
+    agent = load_agent(f"llm:model={tiny_model_dir(0)},adapter=new", game)
+    learner = TrainableLLM(agent, lora={"rank": 4})
+    before = set(learner.base.model.peft_config)
+    ref = learner.frozen_copy()  # a DPO reference, refreshed below as DPO does
+    assert set(learner.base.model.peft_config) - before == {ref.name}
+    ref = learner.frozen_copy()
+    gc.collect()
+    assert set(learner.base.model.peft_config) - before == {ref.name}
