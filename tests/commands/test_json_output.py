@@ -71,6 +71,9 @@ BENCHMARKS = {
     "language-baselines": ["--games", "4"],
     "language-games": ["--games", "4", "--baseline-games", "2", "--repeats", "1"],
     "llm": ["--backends", "transformers", "--game", "kuhn_poker", "--games", "2", "--single-games", "1", "--no-flops"],
+    "llm-league": [
+        *("--k", "1,2", "--max-full", "1", "--params", "1M", "--batch", "4", "--repeats", "1", "--no-update")
+    ],
     "match": ["--games", "50", "--baseline-games", "10", "--repeats", "1"],
     "monopoly-deal": ["--games", "4", "--baseline-games", "2", "--repeats", "1"],
     "mcts": [
@@ -95,6 +98,7 @@ NEEDS = {
     "psro": "cvxpy",
     "train-throughput": "ray",
     "llm": "transformers",
+    "llm-league": "peft",
     "arenarl-learning": "transformers",
     "preference-cycle": "transformers",
 }
