@@ -53,7 +53,11 @@ TRAINERS = {  # every registered trainer: (game, learner specs, params)
     "mappo": ("climbing(horizon=3)", ["neural", "neural"], {}),
     "vdn": ("climbing(horizon=3)", ["qnet", "qnet"], {}),
     "qmix": ("penalty(horizon=3)", ["qnet", "qnet"], {"weighting": "optimistic"}),
-    "alphazero": ("openspiel:tic_tac_toe", ["alphazero:simulations=4,hidden=16"], {"steps": 4, "batch": 32, "lr": 0.05}),
+    "alphazero": (
+        "openspiel:tic_tac_toe",
+        ["alphazero:simulations=4,hidden=16"],
+        {"steps": 4, "batch": 32, "lr": 0.05},
+    ),
 }
 LLM_TRAINERS = {  # (game, trainer params, llm agent params)
     "selfplay_rlvr": ("kuhn_poker", {}, {}),
