@@ -91,6 +91,11 @@ def matrix_facts(v: dict) -> list[str]:
     return out + [f"both {v['moves'][0]} {money(v['payoffs'][0]['payoffs'][0])}/"]
 
 
+def coordination_facts(v: dict) -> list[str]:
+    rows = "; ".join(f"{m}: " + " ".join(f"{x:g}" for x in row) for m, row in zip(v["moves"], v["payoffs"]))
+    return [f"round {v['round']} of {v['horizon']}", f"Payoffs (your move, then the other's a b c): {rows}."]
+
+
 def coin_facts(v: dict) -> list[str]:
     p = v["player"]
     return v["grid"] + [f"You are {v['you']}", f"Totals: you {money(v['totals'][p])}"]
@@ -183,6 +188,8 @@ FACTS = {
     "ipd": matrix_facts,
     "stag_hunt": matrix_facts,
     "chicken": matrix_facts,
+    "climbing": coordination_facts,
+    "penalty": coordination_facts,
     "coin_game": coin_facts,
     "public_goods": public_goods_facts,
     "trust_split": trust_split_facts,
