@@ -160,7 +160,9 @@ class TrainableLLM:
         """An adapter the agent plays on a vLLM engine: the trainer trains a transformers copy of it
         (fp32, on ``device``) and each :meth:`sync` hands the engine the new version as a new LoRA
         id (a directory of megabytes; no weight sync, and vLLM evicts unused versions)."""
+        import shutil
         import tempfile
+        import weakref
 
         from arena.plugins.agents.llm.adapters import shared_base
 
@@ -170,6 +172,7 @@ class TrainableLLM:
         self.adapter = base.load_adapter(engine.loras[view.adapter].lora_path, hint="vllm-learner")
         self.view = view
         self.versions = Path(tempfile.mkdtemp(prefix="arena-lora-versions-"))
+        weakref.finalize(self, shutil.rmtree, self.versions, True)  # the versions go with the learner
         self.version = 0
         self.model, self.tokenizer = base.model, base.tokenizer
         self.params = base.parameters(self.adapter)
