@@ -197,9 +197,12 @@ class SharedBase:
         (out / ADAPTER_CONFIG).write_text(json.dumps(config, indent=2, sort_keys=True, default=str))
         save_file({k: v.detach().cpu().contiguous() for k, v in self.state(name).items()}, str(out / ADAPTER_WEIGHTS))
 
+    def named_parameters(self, name: str) -> dict[str, Any]:
+        """Name → tensor of one adapter's weights (its optimiser's parameters)."""
+        return {n: p for n, p in self.model.named_parameters() if f".{name}." in n and "lora_" in n}
+
     def parameters(self, name: str) -> list[Any]:
-        """The trainable tensors of one adapter (its optimiser's parameters)."""
-        return [p for n, p in self.model.named_parameters() if f".{name}." in n and "lora_" in n]
+        return list(self.named_parameters(name).values())
 
     def release(self, name: str) -> None:
         """An agent is done with ``name``; the adapter is deleted when no agent uses it."""
@@ -220,8 +223,8 @@ class SharedBase:
 
         gen = torch.Generator().manual_seed(seed)
         with torch.no_grad():
-            for n, p in self.model.named_parameters():
-                if f".{name}." in n and "lora_B" in n:
+            for n, p in self.named_parameters(name).items():
+                if "lora_B" in n:
                     p.copy_((torch.randn(p.shape, generator=gen) * 0.02).to(p.dtype))
         self.changed()
 

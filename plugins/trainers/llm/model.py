@@ -141,7 +141,7 @@ class TrainableLLM:
             raise ArenaError(
                 f"llm trainers: an adapter learner trains on its base model's device ({base.device}), not {device}"
             )
-        if (self.lora and (not on_adapter or backend.fresh)) or not on_adapter:
+        if not on_adapter or (self.lora and backend.fresh):
             name = base.new_adapter(self.lora or {}, hint=str(getattr(self.agent, "name", "learner")))
             old = backend
             self.agent.backend = AdapterBackend(base, name)
@@ -254,7 +254,7 @@ class TrainableLLM:
     def trainable_parameters(self) -> dict[str, Any]:
         """Name → tensor of the weights this learner trains (its adapter's, or the whole model's)."""
         if self.base is not None:
-            return {n: p for n, p in self.base.model.named_parameters() if f".{self.adapter}." in n and "lora_" in n}
+            return dict(self.base.named_parameters(str(self.adapter)))
         return {n: p for n, p in self.model.named_parameters() if p.requires_grad}
 
     def frozen_copy(self) -> Any:
