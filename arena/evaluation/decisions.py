@@ -8,7 +8,9 @@ the action it became, its log-prob and reward, and what the harness did (invalid
 whether the move was substituted). The store writes them to ``decisions/<match id>.jsonl`` with
 the game (:meth:`arena.evaluation.store.RunStore.record_match`); the game's seed, index and
 returns stay in the match row. Decisions of agents without prompts (neural, scripted) are not
-kept: their observations are the game's to re-render.
+kept: their observations are the game's to re-render. A person's decisions at a hosted table
+(``arena host``) are kept too, marked ``human``, with what they saw (:func:`human_row`): the
+data of ``arena export --source human`` (:mod:`arena.evaluation.human_data`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from arena.trainer import Trajectory
+from arena.atomic import write_text_atomic
+from arena.trainer import Step, Trajectory
 
 DIRECTORY = "decisions"
 
@@ -29,6 +32,9 @@ def decision_rows(trajectory: Trajectory | None) -> list[dict[str, Any]] | None:
     rows = []
     for k, step in enumerate(trajectory.steps):
         ex = step.extra
+        if ex.get("human"):
+            rows.append(human_row(k, step, trajectory.seats[step.player]))
+            continue
         if "prompt" not in ex:
             continue
         obs, action = step.observation, step.action
@@ -55,11 +61,41 @@ def decision_rows(trajectory: Trajectory | None) -> list[dict[str, Any]] | None:
     return rows or None
 
 
+def human_row(k: int, step: Step, agent: str) -> dict[str, Any]:
+    """A person's decision (a hosted seat, :class:`arena.tools.host.remote.RemoteHuman`): what
+    they saw — the observation text, the structured view, the legal moves with their labels,
+    the information-state key — and the move they made, by them or by the clock."""
+    obs, action, ex = step.observation, step.action, step.extra
+    text_move = isinstance(action, str)
+    try:
+        info_state: str | None = obs.info_state
+    except (NotImplementedError, AttributeError):
+        info_state = None
+    return {
+        "step": k,
+        "seat": step.player,
+        "agent": agent,
+        "human": True,
+        "decision": obs.decision,
+        "observation": obs.text,
+        "observation_struct": ex.get("observation_struct"),
+        "info_state": info_state,
+        "legal_actions": list(obs.legal_actions),
+        "legal": list(obs.action_labels) if obs.decision == "choice" else [],
+        "max_text_length": obs.max_text_length,
+        "action": action if text_move else obs.label_of(int(action)),
+        "action_id": None if text_move else int(action),
+        "by": ex.get("by", "you"),
+        "seconds": ex.get("seconds"),
+        "reward": float(step.reward),
+    }
+
+
 def write_decisions(run_dir: Path, match_id: str, rows: list[dict[str, Any]]) -> None:
-    """``decisions/<match_id>.jsonl`` (rewritten whole when a game is replayed after a crash)."""
-    folder = run_dir / DIRECTORY
-    folder.mkdir(exist_ok=True)
-    (folder / f"{match_id}.jsonl").write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
+    """``decisions/<match_id>.jsonl``, whole or not at all (a process killed mid-write leaves
+    no half file; rewritten whole when a game is replayed after a crash)."""
+    text = "".join(json.dumps(r, default=str) + "\n" for r in rows)
+    write_text_atomic(run_dir / DIRECTORY / f"{match_id}.jsonl", text)
 
 
 def read_decisions(run_dir: Path, match_id: str) -> Iterator[dict[str, Any]]:

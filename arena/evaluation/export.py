@@ -53,6 +53,8 @@ def decision_records(run_dir: Path) -> Iterator[dict[str, Any]]:
         try:
             for rec in store.iter_matches(page=PAGE):
                 for row in read_decisions(path, rec.id):
+                    if row.get("human"):  # a person's decision: ``--source human`` exports those
+                        continue
                     seat = row["seat"]
                     ret = rec.returns[seat] if seat < len(rec.returns) else None
                     yield {

@@ -231,7 +231,13 @@ class Hub:
 
     def ask(self, player: int, obs: Observation) -> Action:
         """Open a turn for ``player``, wait for its client or the clock, return the action."""
+        return self.ask_recorded(player, obs)[0]
+
+    def ask_recorded(self, player: int, obs: Observation) -> tuple[Action, dict[str, Any]]:
+        """:meth:`ask`, plus how the move was made: ``by`` (``you``: the person, ``clock``: the
+        default at the time limit) and ``seconds`` from the turn's opening to the move."""
         seat = self.seats[player]
+        opened = time.monotonic()
         turn = Turn(
             next(self._ids), list(obs.legal_actions), list(obs.action_labels), obs.decision, obs.max_text_length
         )
@@ -248,7 +254,7 @@ class Hub:
                 log.info("seat %d (%s): no move within %ss; played %r", player, seat.name, self.move_time, turn.answer)
             label = turn.answer if isinstance(turn.answer, str) else turn.labels[turn.legal.index(turn.answer)]
             self._post(seat, {"type": "moved", "turn": turn.id, "action": turn.answer, "label": label, "by": by})
-        return turn.answer
+        return turn.answer, {"by": by, "seconds": round(time.monotonic() - opened, 3)}
 
     def _default(self, turn: Turn, obs: Observation) -> Action:
         if turn.decision == "text":

@@ -24,8 +24,25 @@ class RemoteHuman(Agent):
         self.hub, self.seat, self.name = hub, seat, name
 
     def act(self, obs: Observation) -> Action:
-        self.hub.refresh()
-        return self.hub.ask(obs.player, obs)
+        return self.act_batch_info([obs])[0][0]
+
+    def act_batch_info(self, observations: Sequence[Observation]) -> tuple[list[Action], list[dict[str, Any]]]:
+        """Each move with what the person saw beside it (the runner keeps the info dict with the
+        recorded step; :func:`arena.evaluation.decisions.decision_rows` stores it as a human
+        decision): ``human`` marks the row, ``by``/``seconds`` say how it was made, and the
+        structured view is read now, while the state is live (the recorded observation keeps
+        the text, the legal moves and their labels)."""
+        hub = self.hub
+        if hub is None:
+            raise RuntimeError("RemoteHuman: no hub attached (the host session attaches it before play)")
+        actions, infos = [], []
+        for obs in observations:
+            hub.refresh()
+            struct = obs.struct
+            action, how = hub.ask_recorded(obs.player, obs)
+            actions.append(action)
+            infos.append({"human": True, **how, "observation_struct": struct})
+        return actions, infos
 
 
 class Notifying(Agent):

@@ -260,6 +260,7 @@ def _open_store(
 
 
 def _record(store: Any, res: Any, planned: list[str], game_name: str, names: list[str], transcripts: bool) -> None:
+    from arena.evaluation.decisions import decision_rows
     from arena.evaluation.store import MatchRecord
 
     if store is None:
@@ -267,7 +268,10 @@ def _record(store: Any, res: Any, planned: list[str], game_name: str, names: lis
     rec = MatchRecord.from_result(
         res, id=planned[res.index], pairing="|".join(names), game=game_name, plan_seq=store.count()
     )  # arrival order: sessions append to the pool
-    store.record_match(rec, res.transcript if transcripts else None)
+    # the people's decisions (what each saw, what each chose) go to decisions/<id>.jsonl before
+    # the game's row is committed: a game in the store always has them, and a game cut off by a
+    # killed host is not in the store and is played again on resume
+    store.record_match(rec, res.transcript if transcripts else None, decision_rows(res.trajectory))
 
 
 def _rate(store: Any, spec: Any, names: list[str]) -> None:
