@@ -14,8 +14,10 @@ from typing import Any, Iterator
 
 from arena.cli_api import Command
 from arena.errors import ArenaError
+from arena.evaluation import human_data as hd
 from arena.evaluation.export import FORMATS, rows, trl_prompt, verl, write_jsonl, write_parquet
 from arena.hookspecs import hookimpl
+from arena.loading import load_agent, load_game
 
 SOURCES = ("run", "human")
 
@@ -49,9 +51,6 @@ def _args(p: argparse.ArgumentParser) -> None:
 
 
 def _human_source(args: argparse.Namespace, run: Path) -> Iterator[dict[str, Any]]:
-    from arena.evaluation import human_data as hd
-    from arena.loading import load_agent, load_game
-
     hd.check_holdout(args.holdout, args.part)
     if args.format == "jsonl":
         source: Iterator[dict[str, Any]] = hd.human_decisions(run, args.holdout, args.part, args.human)
