@@ -293,6 +293,33 @@ class WerewolfState(State):
             return f"day limit ({self.cfg.max_days}) reached: draw"
         return f"{self.winner} win on day {self.day}"
 
+    # -- beliefs: who the village thinks the werewolves are (listening / speaking rewards) ----
+    def believers(self, exclude: int | None = None) -> list[int]:
+        """The players whose belief about the hidden roles is surveyed: the living villagers (a
+        werewolf knows the roles), but ``exclude`` (the speaker, whose own belief never counts)."""
+        return [p for p in self.living() if self.roles[p] != WOLF and p != exclude]
+
+    def hidden_targets(self) -> list[int]:
+        """The seats a believer tries to find: the werewolves."""
+        return [p for p in range(self.n) if self.roles[p] == WOLF]
+
+    def belief_question(self, listener: int) -> tuple[str, list[int], list[str]]:
+        """``listener``'s view asked "who is a werewolf?": its observation without the decision it
+        is asked (if any), then the question; the seats it may name (every other living player)
+        and their labels as the game writes a target (``p3`` in ``text=brief``, else ``player_3``)."""
+        lines = self.observation_text(listener).split("\n")
+        if self.current_player() == listener:
+            lines = lines[:-1]
+        brief = self.cfg.text == "brief"
+        lines.append("wolf" if brief else "Which player is a werewolf?")
+        seats = [q for q in self.living() if q != listener]
+        return "\n".join(lines), seats, [f"p{q}" if brief else seat(q) for q in seats]
+
+    def discussion_over(self) -> bool:
+        """Whether the day's discussion has ended and its vote not yet been counted (the survey
+        point of the listening reward)."""
+        return self.phase in ("vote", "runoff") and self.winner is None
+
     # -- internals: events ------------------------------------------------------------------
     def living(self) -> list[int]:
         return [p for p in range(self.n) if self.alive[p]]

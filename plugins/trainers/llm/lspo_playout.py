@@ -43,6 +43,13 @@ solver by a **per-decision value of each abstract action, estimated from playout
    response as away from it (a random subsample of the larger side). With win/loss returns and
    the mean as baseline the wins' advantages and the losses' sum to zero, so equal push each way
    is what weighting each pair by its advantage would give.
+   **Listening and speaking** (:mod:`.social`, Sarkar et al., arXiv 2502.06060): with
+   ``speaking`` > 0 each talk option's value gains ``speaking`` x the change the utterance causes
+   in the other living villagers' pooled belief in the true werewolves (negated for a wolf); with
+   ``listening`` > 0 each iteration also takes ``listening_steps`` supervised steps on the
+   villagers' beliefs (read from the model) against the true roles, surveyed when each day's
+   discussion is over, with a talk-token anchor. Nothing new to resume: both are functions of
+   the weights and the games of the iteration.
 4. **DPO** (:class:`.dpo.DPO`, ``reference: iteration``) on the pairs. Move pairs use the
    agent's per-token mean when it scores by the mean (as :mod:`.lspo`).
 
@@ -66,6 +73,7 @@ from arena.trainer import Trajectory
 from .dpo import DPO, PreferencePair
 from .lspo import LSPO
 from .rollout import own_decisions, playout_values
+from .social import SOCIAL_DEFAULTS, SocialRewards
 
 CREDITS = ("turn", "trajectory")
 SCOPES = ("all", "talk", "moves")
@@ -92,6 +100,7 @@ class PlayoutLSPO(LSPO):
         "pool": "decision",
         "crn": False,
         "balance": False,
+        **SOCIAL_DEFAULTS,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -112,6 +121,11 @@ class PlayoutLSPO(LSPO):
             )
         if int(self.p["playouts"]) < 1:
             raise ArenaError(f"trainer 'lspo_playout': playouts must be >= 1, not {self.p['playouts']}")
+        self.social = SocialRewards(self.name, self.p, game, self.agent)
+        if self.social.speaking > 0 and self.p["credit"] != "turn":
+            raise ArenaError("trainer 'lspo_playout': speaking adds to the per-turn values; it needs credit: turn")
+        self.survey_states: list[State] = []
+        self.speaking_stats: dict[str, float] = {}  # this iteration's "discussion over" states (listening)
         self.latent = self.latent_space()
         self.corpus: list[str] = []
         self.fixed, self.fixed_corpus = None, []  # LSPO's fixed-abstraction state (unused here; saved by extra_state)
@@ -131,7 +145,11 @@ class PlayoutLSPO(LSPO):
             skipped += bad
             mine = [(st, step) for st, step in mine if step.extra.get("prompt_ids")]
             seen: dict[tuple[int, str], int] = {}
+            days = set()
             for st, step in mine:
+                if self.social.listening > 0 and st.discussion_over() and st.day not in days:  # type: ignore[attr-defined]
+                    days.add(st.day)  # type: ignore[attr-defined]
+                    self.survey_states.append(st)
                 kind = (step.player, step.observation.decision)
                 seen[kind] = k = seen.get(kind, -1) + 1
                 out.append((st, step, float(traj.returns[step.player]), k))
@@ -153,6 +171,7 @@ class PlayoutLSPO(LSPO):
     def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
         seed = int(self.p["seed"]) * 100_003 + self.updates
         rng = np.random.default_rng(seed)
+        self.survey_states, self.speaking_stats = [], {}
         decisions, skipped, side = self._decisions(trajectories)
         self.games_total += len(trajectories)
         out: dict[str, float] = {
@@ -195,8 +214,23 @@ class PlayoutLSPO(LSPO):
                 "lspo/games_total": float(self.games_total),
             }
         )
+        out.update(self.speaking_stats)
         out.update(self.fit([p for p, _ in pairs]))
+        out.update(self._listen(decisions, rng))
         return out
+
+    def _listen(self, decisions: list, rng: np.random.Generator) -> dict[str, float]:
+        """The supervised listening steps (``listening`` > 0) on this iteration's surveys, with
+        the anchor on the talk the learner said (:meth:`.social.SocialRewards.listen`)."""
+        if self.social.listening <= 0:
+            return {}
+        asked = self.social.survey_set(self.survey_states, rng)
+        talk = [
+            (list(step.extra["prompt_ids"]), list(self._response(step.observation, str(step.action))[0]))
+            for _, step, _, _ in decisions
+            if step.observation.decision == "text"
+        ]
+        return self.social.listen(self.model, asked, self.reference, talk)
 
     def _pair(self, step: Any, hi: Any, lo: Any) -> tuple[PreferencePair, bool]:
         """:meth:`preference`, and whether it is a talk pair."""
@@ -222,6 +256,7 @@ class PlayoutLSPO(LSPO):
         q: dict[int, dict[Any, float]] = {}
         for (i, option), v in zip(where, values):
             q.setdefault(i, {})[option] = float(v)
+        self._add_speaking(decisions, q)
         if self.p["pool"] == "turn":
             talk = {i: decisions[i][3] for i in q if decisions[i][1].observation.decision == "text"}
             q.update(pooled(q, talk, ids))
@@ -234,6 +269,23 @@ class PlayoutLSPO(LSPO):
             if gap >= float(self.p["margin"]):
                 pairs.append(self._pair(decisions[i][1], hi, lo))
         return pairs, gaps, len(starts)
+
+    def _add_speaking(self, decisions: list, q: dict[int, dict[Any, float]]) -> None:
+        """``speaking`` > 0: each talk option's value plus its weighted speaking reward (the change
+        it causes in the other players' pooled belief in the true hidden players, :mod:`.social`)."""
+        if self.social.speaking <= 0:
+            return
+        talk = [i for i in q if decisions[i][1].observation.decision == "text"]
+        rewards = self.social.speak([(decisions[i][0], decisions[i][1].player, list(q[i])) for i in talk])
+        played = []
+        for i, row in zip(talk, rewards):
+            for option, r in zip(list(q[i]), row):
+                q[i][option] += r
+            played.append(row[0])  # the played utterance comes first (:meth:`_options`)
+        self.speaking_stats = {
+            "social/speaking_played": float(np.mean(played)) if played else 0.0,
+            "social/speaking_spread": float(np.mean([max(r) - min(r) for r in rewards])) if rewards else 0.0,
+        }
 
     def _trajectory_pairs(
         self,

@@ -284,7 +284,10 @@ def test_pool_turn_averages_a_latent_strategy_over_the_same_talk_turn():
     assert 3 not in out
 
 
-@pytest.mark.parametrize("config,side", [("werewolf_lspo", "wolves"), ("werewolf_lspo_wolves", "village")])
+@pytest.mark.parametrize(
+    "config,side",
+    [("werewolf_lspo", "wolves"), ("werewolf_lspo_wolves", "village"), ("werewolf_listen_speak", "wolves")],
+)
 def test_the_shipped_config_trains_from_yaml_and_resumes(tmp_path, config, side):
     """``arena llm-train configs/llm/werewolf_lspo.yaml`` (and the wolves' config) end to end (a
     small table, no warm-up), then the same command again: the finished run is read back, not
