@@ -37,6 +37,9 @@ AGENTS = {  # every registered agent, on a game it plays (llm: below, with a loc
     "mcts": ("mcts:simulations=20", "kuhn_poker"),
     "qnet": ("qnet:epsilon=0.2", "climbing"),
     "alphazero": ("alphazero:simulations=4,hidden=16", "openspiel:tic_tac_toe"),
+    "subgame_perfect": ("subgame_perfect", "ultimatum(rounds=2)"),
+    "ucb1": ("ucb1", "bandit(horizon=20)"),
+    "thompson": ("thompson", "bandit(horizon=20)"),
 }
 KIT_ELSEWHERE = {
     "inpo": "tests/plugins/trainers/test_inpo.py runs check_trainer on cyclic_preference (free text)",

@@ -30,6 +30,8 @@ VARIANTS = [
     "table_talk(messages=3)",
     "table_talk(game=leduc_poker)",
     "ipd(discount=0.9)",
+    "ultimatum(rounds=3)",
+    "bandit(kind=gaussian,arms=4,horizon=30)",
 ]
 
 
@@ -181,6 +183,21 @@ def monopoly_deal_facts(v: dict) -> list[str]:
     return out + ([v["ask"]] if "ask" in v else [])
 
 
+def bargaining_facts(v: dict) -> list[str]:
+    p = v["player"]
+    out = [f"You are the {v['role']}.", f"Totals: you {money(v['totals'][p])}, other {money(v['totals'][1 - p])}."]
+    if "offer" in v:
+        out.append(f"The proposer offers you {v['offer']} (it keeps {v['pie'] - v['offer']}).")
+    return out
+
+
+def bandit_facts(v: dict) -> list[str]:
+    out = [f"Pull {v['pull']} of {v['horizon']}.", f"Total reward: {v['total_reward']:.2f}."]
+    out += [f"arm {s['arm']}: {s['pulls']} pulls" for s in v["stats"]]
+    out += [f"mean reward {s['mean']:.2f}" for s in v["stats"] if s["mean"] is not None]
+    return out + [f"arm {r['arm']} paid {r['reward']:.2f}" for r in v["recent"]]
+
+
 FACTS = {
     "kuhn_poker": kuhn_facts,
     "leduc_poker": leduc_facts,
@@ -200,6 +217,9 @@ FACTS = {
     "werewolf": werewolf_facts,
     "monopoly_deal": monopoly_deal_facts,
     "monopoly_deal_intents": monopoly_deal_facts,
+    "ultimatum": bargaining_facts,
+    "dictator": bargaining_facts,
+    "bandit": bandit_facts,
 }
 
 
