@@ -39,6 +39,7 @@ def resume(work: Workspace) -> tuple[LeagueState, Path | None]:
 def commit(work: Workspace, population: Population, state: LeagueState, step: int) -> None:
     """Learners, trainer states and the league state, then the commit mark."""
     state.payoff = population.payoff.table
+    state.payoff_returns = population.payoff.returns
     state.versions = dict(population.versions)
     base = work.run_dir / "checkpoints"
     final = base / f"step-{step:06d}"

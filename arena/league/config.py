@@ -16,12 +16,13 @@ from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
 from arena.errors import ConfigError, PluginError
 from arena.evaluation.leaderboard import RatingConfig
 from arena.evaluation.store import fingerprint
+from arena.league.matchmaking import CRITERIA, META_SOLVERS
 from arena.loading import parse_agent_spec
 from arena.playing.executor import ExecutorConfig
 from arena.registry import get_registry
 
 ROLES = ("fixed", "solver", "learner")
-MATCHMAKING = ("self_play", "uniform", "pfsp", "main", "main_exploiter", "league_exploiter")
+MATCHMAKING = ("self_play", "uniform", "pfsp", "main", "main_exploiter", "league_exploiter") + META_SOLVERS
 WEIGHTINGS = ("hard", "squared", "var", "linear", "linear_capped")
 
 
@@ -29,6 +30,18 @@ WEIGHTINGS = ("hard", "squared", "var", "linear", "linear_capped")
 class TrainerSpec:
     name: str = MISSING
     params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MetaSolverConfig:
+    """How the meta-solver matchmakings (``nash``, ``ce``, ``cce``, ``rae``) solve the meta-game."""
+
+    criterion: str = "max_entropy"
+    """CE/CCE selection: ``max_entropy`` (unique) or ``max_welfare`` (an LP vertex)."""
+    risk: float = 0.1
+    """RAE: the weight of the variance against the mean."""
+    iterations: int = 300
+    """RAE: fictitious-play iterations."""
 
 
 @dataclass
@@ -41,7 +54,11 @@ class MemberConfig:
     role: str = "fixed"
     trainer: TrainerSpec | None = None
     matchmaking: str = "pfsp"
+    """self_play, uniform, pfsp, AlphaStar's main / main_exploiter / league_exploiter, or a
+    meta-solver over the meta-game of the mean returns: nash, ce, cce, rae."""
     weighting: str = "hard"
+    meta: MetaSolverConfig = field(default_factory=MetaSolverConfig)
+    """The meta-solver's settings (matchmaking nash, ce, cce, rae)."""
     opponents: list[str] | None = None
     """Labels whose agents (fixed, solver) or snapshots (learners) this learner may face;
     default: every other member, and its own snapshots."""
@@ -195,11 +212,23 @@ def _check_learner(m: MemberConfig, at: str, mains: list[str]) -> None:
         raise ConfigError(f"{at}: games_per_step and snapshot_every must be at least 1")
     if not 0.0 <= m.self_play <= 1.0:
         raise ConfigError(f"{at}: self_play is a share of games in [0, 1], got {m.self_play}")
+    if m.matchmaking in META_SOLVERS:
+        _check_meta(m, at)
     if m.matchmaking in ("main", "main_exploiter", "league_exploiter"):
         if not mains:
             raise ConfigError(f"{at}: AlphaStar role '{m.matchmaking}' needs a learner with matchmaking 'main'")
         if m.main is not None and m.main not in mains:
             raise ConfigError(f"{at}: main '{m.main}' is not a learner with matchmaking 'main' ({', '.join(mains)})")
+
+
+def _check_meta(m: MemberConfig, at: str) -> None:
+    if m.meta.criterion not in CRITERIA:
+        raise ConfigError(f"{at}: meta.criterion must be one of {', '.join(CRITERIA)}, got '{m.meta.criterion}'")
+    if m.meta.risk < 0 or m.meta.iterations < 1:
+        raise ConfigError(
+            f"{at}: meta.risk must be at least 0 and meta.iterations at least 1, got {m.meta.risk} and "
+            f"{m.meta.iterations}"
+        )
 
 
 def _check_team(cfg: LeagueConfig, m: MemberConfig, at: str) -> None:
@@ -252,5 +281,8 @@ def fingerprint_of(cfg: LeagueConfig) -> str:
         d.pop(k, None)
     if not d.get("max_staleness"):
         d.pop("max_staleness", None)  # synchronous runs keep the fingerprint they had before the key existed
+    for m in d["population"]:
+        if m.get("matchmaking") not in META_SOLVERS:
+            m.pop("meta", None)  # runs without a meta-solver keep the fingerprint they had before the key existed
     d["seeds"] = SEED_STREAMS  # a run begun under the earlier seed arithmetic plays other games: not resumed
     return fingerprint(d)

@@ -71,7 +71,11 @@ class Evaluation:
                 "evaluation", [g for gs in planned for g in gs], refs, seed, step, start=False
             ).collect()
             self.games += len(now)
-            return stored(self.work.store, planned, f"the evaluation at step {step}")
+            records = stored(self.work.store, planned, f"the evaluation at step {step}")
+            for rec in (r for recs in records for r in recs):
+                if n == 2 and rec.seats[0] != rec.seats[1]:  # the meta-solvers' meta-game between members
+                    self.population.payoff.record(rec.seats[0], rec.seats[1], rec.returns[0], rec.returns[1])
+            return records
 
         drive(newcomer_round(names, new, games, n), play)
 

@@ -18,7 +18,7 @@ import numpy as np
 from arena.atomic import atomic_dir
 from arena.errors import ConfigError
 from arena.league.config import MemberConfig, _plain, opponent_labels, teams
-from arena.league.matchmaking import PayoffTable, pfsp_weights
+from arena.league.matchmaking import META_SOLVERS, PayoffTable, meta_distribution, meta_game, pfsp_weights
 from arena.league.workspace import LeagueState, Workspace
 from arena.loading import load_agent, load_checkpoint, parse_agent_spec, save_checkpoint
 from arena.playing.executor import Checkpoint, remember_agent
@@ -56,6 +56,8 @@ class Population:
         self.work, self.cfg, self.game, self.state = work, work.cfg, work.game, state
         self.payoff = PayoffTable(self.cfg.payoff_decay)
         self.payoff.table = {k: list(v) for k, v in state.payoff.items()}
+        self.payoff.returns = {k: list(v) for k, v in state.payoff_returns.items()}
+        self._check_meta_solvers()
         self.versions: dict[str, int] = dict(state.versions)
         """Live learners and solvers: how many times each changed (its rollout checkpoint version)."""
         self.saved_version: dict[str, int] = {}
@@ -64,6 +66,15 @@ class Population:
         self.snapshot_agents = {s["label"]: self._frozen(s["path"], s["label"]) for s in state.snapshots}
 
     # -- building ------------------------------------------------------------------------------------
+    def _check_meta_solvers(self) -> None:
+        n = self.game.spec.num_players
+        for m in self.cfg.population:
+            if m.role == "learner" and m.matchmaking in META_SOLVERS and n != 2:
+                raise ConfigError(
+                    f"league config: population member '{m.label}': matchmaking '{m.matchmaking}' solves a "
+                    f"two-player meta-game; '{self.game.spec.full_name}' has {n} players"
+                )
+
     def _member(self, m: MemberConfig, ckpt: Path | None) -> Member:
         spec = _plain(m.agent)
         if m.role == "learner" and ckpt is not None:
@@ -200,6 +211,14 @@ class Population:
             counts[opp] = counts.get(opp, 0) + 1
         return counts
 
+    def meta_opponents(self, c: MemberConfig) -> tuple[list[str], np.ndarray]:
+        """The learner and its pool, and the meta-solver's opponent distribution over them."""
+        labels = [c.label] + [x for x in self.pool(c) if x != c.label]
+        p = meta_distribution(
+            meta_game(labels, self.payoff), 0, c.matchmaking, c.meta.criterion, c.meta.risk, c.meta.iterations
+        )
+        return labels, p
+
     def choose(self, mem: Member, rng: np.random.Generator) -> list[str]:
         """One opponent label per game of this step (AlphaStar's rules for its roles)."""
         c, me, pool = mem.cfg, mem.cfg.label, self.pool(mem.cfg)
@@ -211,9 +230,13 @@ class Population:
             return cands[int(rng.choice(len(cands), p=w))]
 
         picks = []
+        meta: tuple[list[str], np.ndarray] | None = None
         for _ in range(c.games_per_step):
             if c.matchmaking == "self_play" or (c.self_play and rng.random() < c.self_play) or not pool:
                 picks.append(me)
+            elif c.matchmaking in META_SOLVERS:
+                meta = meta or self.meta_opponents(mem.cfg)
+                picks.append(meta[0][int(rng.choice(len(meta[0]), p=meta[1]))])
             elif c.matchmaking == "uniform":
                 picks.append(pool[int(rng.integers(len(pool)))])
             elif c.matchmaking == "pfsp":

@@ -31,6 +31,8 @@ class LeagueState:
     snapshots: list[dict] = field(default_factory=list)
     eval_members: list[str] = field(default_factory=list)
     payoff: dict[str, list[float]] = field(default_factory=dict)
+    payoff_returns: dict[str, list[float]] = field(default_factory=dict)
+    """Decayed mean returns per ordered pair (the meta-solvers' meta-game)."""
     solver_budget: dict[str, int] = field(default_factory=dict)
     evaluated_at: list[int] = field(default_factory=list)
     metrics: list[dict[str, Any]] = field(default_factory=list)
