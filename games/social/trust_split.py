@@ -19,6 +19,12 @@ of the game is left), then the reputations: the other's claim / coins the last t
 the lower hand, a flag that this has happened, and my own claim the last time I held it (3) —
 with roles dealt at random, the last round alone often says nothing about whether the other
 concedes.
+
+``text=brief`` renders a short view for small language models (about 120 characters instead of
+600-900): the last round (my hand, what the other said, who held the upper hand, both claims),
+the other's claim the last time it held the lower hand, my hand and this round's messages. The
+last round's line puts a stated hand next to the outcome it implies, so next-token training on
+the game's own text (the warm-up of a tiny model) learns which hand beats which.
 """
 
 from __future__ import annotations
@@ -159,6 +165,8 @@ class TrustSplitState(RoundState):
 
     def observation_text(self, player: int) -> str:
         g = self.game
+        if g.text == "brief":
+            return self.brief_text(player)
         lines = [
             f"Trust-and-Split, round {min(self.round + 1, g.horizon)} of {g.horizon}. {g.coins} coins are split "
             "each round. The player whose rock-paper-scissors hand wins values each coin at 10, the other at 1. "
@@ -189,6 +197,37 @@ class TrustSplitState(RoundState):
             lines.append(f"Write one message to the other player (at most {MAX_MESSAGE} characters).")
         elif self.current_player() == SIMULTANEOUS:
             lines.append(f"Legal: claim 0..{g.coins}.")
+        return " ".join(lines)
+
+    def _said_in(self, round_: int, player: int) -> str | None:
+        return next((t for r, p, t in self.messages if r == round_ and p == player), None)
+
+    def brief_text(self, player: int) -> str:
+        """The short view of ``text=brief`` (see the module docstring)."""
+        if self.is_terminal():
+            return "Game over."
+        lines = []
+        if self.rounds:
+            last, k = self.rounds[-1], len(self.rounds) - 1
+            said = self._said_in(k, 1 - player)
+            lines.append(
+                f"Last: you {HANDS[last['hands'][player]]}"
+                + (f", other said {said!r}" if said is not None else "")
+                + f", you {'upper' if last['upper'] == player else 'lower'}"
+                + f", claims {last['claims'][player]}/{last['claims'][1 - player]}."
+            )
+        for r in reversed(self.rounds):
+            if r["upper"] == player:
+                lines.append(f"Other lower claimed {r['claims'][1 - player]}.")
+                break
+        if self.hands is not None:
+            lines.append(f"Now: you {HANDS[self.hands[player]]}")
+            if self._hands_visible():
+                lines[-1] += f", other {HANDS[self.hands[1 - player]]}"
+            lines[-1] += "."
+        for r, p, text in self.messages:
+            if r == self.round:
+                lines.append(f"{'You' if p == player else 'Other'} said {text!r}.")
         return " ".join(lines)
 
     def observation_struct(self, player: int) -> dict[str, Any]:
@@ -240,18 +279,28 @@ class TrustSplitState(RoundState):
 class TrustSplitGame(RoundGame):
     state_class = TrustSplitState
 
-    def __init__(self, horizon: int = 10, coins: int = 10, talk: bool = False, public_hands: Any = None) -> None:
+    def __init__(
+        self, horizon: int = 10, coins: int = 10, talk: bool = False, public_hands: Any = None, text: str = "full"
+    ) -> None:
         self.horizon, self.discount = check_horizon("trust_split", horizon, 1.0)
         if not isinstance(coins, int) or coins < 1:
             raise ArenaError(f"game 'trust_split': coins must be a positive integer, got {coins!r}")
         if not isinstance(talk, bool):
             raise ArenaError(f"game 'trust_split': talk must be true or false, got {talk!r}")
-        self.coins, self.talk = coins, talk
+        if text not in ("full", "brief"):
+            raise ArenaError(f"game 'trust_split': text must be 'full' or 'brief', got {text!r}")
+        self.coins, self.talk, self.text = coins, talk, text
         self.public_hands = (not talk) if public_hands is None else bool(public_hands)
         params = {
             k: v
-            for k, v in {"horizon": horizon, "coins": coins, "talk": talk, "public_hands": public_hands}.items()
-            if v != {"horizon": 10, "coins": 10, "talk": False, "public_hands": None}[k]
+            for k, v in {
+                "horizon": horizon,
+                "coins": coins,
+                "talk": talk,
+                "public_hands": public_hands,
+                "text": text,
+            }.items()
+            if v != {"horizon": 10, "coins": 10, "talk": False, "public_hands": None, "text": "full"}[k]
         }
         spec = make_spec(
             "trust_split",
@@ -270,12 +319,20 @@ class TrustSplitGame(RoundGame):
         self.spec = dataclasses.replace(spec, max_game_length=4 * self.horizon) if talk else spec
 
     def scripted_kinds(self) -> tuple[str, ...]:
-        return ("always_cooperate", "always_defect", "tit_for_tat", "greedy_splitter")
+        return ("always_cooperate", "always_defect", "tit_for_tat", "greedy_splitter", "hand_teller")
+
+    def scripted_message(self, kind: str, obs: Any) -> str | None:
+        """``hand_teller`` names its own hand; the other kinds say the agent's fixed message (None)."""
+        if kind != "hand_teller":
+            return None
+        return HANDS[int(np.argmax(np.asarray(obs.tensor)[:3]))]
 
     def scripted_action(self, kind: str, obs: Any) -> int:
         if obs.decision == "text":
             return 0  # handled by the agent (a fixed message)
         x, n = np.asarray(obs.tensor), self.coins
+        if kind == "hand_teller":  # claims uniformly at random: a warm-up corpus with no strategy in it
+            return min(int(obs.uniform() * (n + 1)), n)
         fair = (n if x[6] > 0 else 0) if self.public_hands else n // 2  # hidden hands: ask for half
         if kind in ("greedy_splitter", "always_defect"):
             return n

@@ -22,6 +22,7 @@ KINDS = {
     "tit_for_tat": "cooperates first, then copies the other's last move (IPD, public goods, Trust-and-Split)",
     "take_every_coin": "Coin Game: walks to the coin whatever its colour",
     "greedy_splitter": "Trust-and-Split: always claims every coin",
+    "hand_teller": "Trust-and-Split: names its hand, claims uniformly at random (a warm-up corpus of honest talk)",
 }
 MESSAGES = {
     "always_cooperate": "Let's split fairly: whoever holds the upper hand takes the coins.",
@@ -42,12 +43,11 @@ class ScriptedAgent(Agent):
         self.game, self.kind, self.name = game, kind, kind
 
     def act_batch(self, observations: Sequence[Observation]) -> list[Action]:
-        return [
-            MESSAGES.get(self.kind, "I will claim everything.")
-            if o.decision == "text"
-            else self.game.scripted_action(self.kind, o)
-            for o in observations
-        ]
+        return [self._say(o) if o.decision == "text" else self.game.scripted_action(self.kind, o) for o in observations]
+
+    def _say(self, obs: Observation) -> str:
+        said = getattr(self.game, "scripted_message", lambda kind, obs: None)(self.kind, obs)
+        return said if said is not None else MESSAGES.get(self.kind, "I will claim everything.")
 
 
 def _factory(kind: str):

@@ -27,6 +27,7 @@ AGENTS = {  # every registered agent, on a game it plays (llm: below, with a loc
     "tit_for_tat": ("tit_for_tat", "ipd"),
     "take_every_coin": ("take_every_coin", "coin_game"),
     "greedy_splitter": ("greedy_splitter", "trust_split"),
+    "hand_teller": ("hand_teller", "trust_split(talk=true)"),
     "fair": ("fair", "deal_or_no_deal"),
     "greedy": ("greedy", "deal_or_no_deal"),
     "concede": ("concede", "deal_or_no_deal"),

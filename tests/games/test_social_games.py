@@ -219,3 +219,42 @@ def test_ipd_probe_reaches_every_memory_state_also_with_a_continuation_chance():
     }
     for name in ("ipd", "ipd(discount=0.9)", "ipd(discount=0.9,memory=2)"):
         assert arena.load_game(name).agent_metrics(TitForTatPolicy()) == want, name
+
+
+def test_trust_split_brief_text_shows_last_round_reputation_hand_and_talk():
+    game = arena.load_game("trust_split(talk=true,text=brief)", horizon=3)
+    assert game.spec.params == {"horizon": 3, "talk": True, "text": "brief"}
+    s = game.new_initial_state()
+    s.apply_action(3 * 1 + 0)  # paper vs rock: player 0 upper
+    assert s.observation_text(0) == "Now: you paper."
+    s.apply_action("paper")
+    assert s.observation_text(1) == "Now: you rock. Other said 'paper'."
+    s.apply_action("rock")
+    s.apply_actions([10, 2])  # the lower hand claimed 2
+    s.apply_action(3 * 2 + 0)  # scissors vs rock: player 1 upper
+    assert s.observation_text(0) == (
+        "Last: you paper, other said 'rock', you upper, claims 10/2. Other lower claimed 2. Now: you scissors."
+    )
+    assert s.observation_text(1) == "Last: you rock, other said 'paper', you lower, claims 2/10. Now: you rock."
+    with pytest.raises(ArenaError, match="text must be"):
+        arena.load_game("trust_split(text=short)")
+
+
+def test_hand_teller_names_its_hand_and_claims_uniformly():
+    game = arena.load_game("trust_split(talk=true,text=brief)")
+    agents = [arena.load_agent("hand_teller", game), arena.load_agent("greedy_splitter", game)]
+    res = arena.play(game, agents, games=40, seed=0, record=True)
+    claims, told = [], 0
+    for r in res:
+        assert r.forfeit is None
+        me = r.seats.index("hand_teller")
+        for step in r.trajectory.steps:
+            if step.player != me:
+                continue
+            if step.observation.decision == "text":
+                told += 1
+                assert f"Now: you {step.action}." in step.observation.text
+            else:
+                claims.append(step.action)
+    assert told == 400 and len(claims) == 400 and set(claims) == set(range(11))
+    assert abs(np.mean(claims) - 5.0) < 0.5
