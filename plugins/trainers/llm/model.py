@@ -230,6 +230,53 @@ class TrainableLLM:
             finally:
                 self.base.model.train(False)
 
+    # -- hidden states (a value head's features) -------------------------------------------------
+    def hidden_size(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    def device(self) -> Any:
+        return next(self.model.parameters()).device
+
+    def prompt_features(self, prompts: Sequence[Sequence[int]]) -> Any:
+        """The last layer's hidden state at each prompt's last token ([n, hidden], no grad, the
+        learner's current weights): one right-padded forward per batch of distinct prompts of up
+        to :data:`LOGPROB_BATCH_TOKENS` tokens (a value head's input, :mod:`.credit`)."""
+        torch = _torch()
+        keys: dict[tuple[int, ...], int] = {}
+        index = [keys.setdefault(tuple(p), len(keys)) for p in prompts]
+        uniq = list(keys)
+        order = sorted(range(len(uniq)), key=lambda i: len(uniq[i]))
+        dev = self.device()
+        out: list[Any] = [None] * len(uniq)
+        import contextlib
+
+        with self.base.lock if self.base is not None else contextlib.nullcontext():
+            if self.base is not None:
+                self.base.model.set_adapter(str(self.adapter))
+            was_training = self.model.training
+            self.model.eval()
+            start = 0
+            while start < len(order):
+                stop = start + 1
+                while stop < len(order) and len(uniq[order[stop]]) * (stop - start + 1) <= LOGPROB_BATCH_TOKENS:
+                    stop += 1
+                part = order[start:stop]
+                width = max(len(uniq[i]) for i in part)
+                ids = torch.full((len(part), width), int(self.pad_id), dtype=torch.long, device=dev)
+                mask = torch.zeros((len(part), width), dtype=torch.long, device=dev)
+                for r, i in enumerate(part):
+                    ids[r, : len(uniq[i])] = torch.tensor(uniq[i], dtype=torch.long, device=dev)
+                    mask[r, : len(uniq[i])] = 1
+                with torch.no_grad():
+                    hs = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[-1]
+                last = mask.sum(dim=1) - 1
+                rows = hs[torch.arange(len(part), device=dev), last]
+                for r, i in enumerate(part):
+                    out[i] = rows[r].float()
+                start = stop
+            self.model.train(was_training)
+        return torch.stack([out[i] for i in index]) if index else torch.zeros((0, self.hidden_size()), device=dev)
+
     def step(self, loss: Any) -> float:
         """One optimizer step; returns the gradient norm before clipping."""
         torch = _torch()

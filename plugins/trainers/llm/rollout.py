@@ -76,7 +76,8 @@ def playout_finals(
     streams: Sequence[int] | None = None,
 ) -> list[State]:
     """For each (state, action, player): the finished state after taking ``action`` in ``state``
-    and letting ``agent`` play every seat to the end (what a judge compares). ``cache: False``
+    (``None``: no action, the agent decides there too) and letting ``agent`` play every seat to
+    the end (what a judge compares). ``cache: False``
     asks the agent for every move in one ``act_batch`` per round instead of caching its policy per
     information set: what long games with free text need (few prompts ever repeat, and a text
     turn has no policy to cache). Each playout draws chance outcomes and the agent's samples from
@@ -90,7 +91,8 @@ def playout_finals(
     live: list[tuple[int, State, Any]] = []
     for i, (state, action, player) in enumerate(starts):
         s = state.clone()
-        s.apply_action(action)
+        if action is not None:  # None: the playout starts at the decision itself (a state value)
+            s.apply_action(action)
         g = game_rng(int(rng.integers(2**31)), i) if streams is None else game_rng(base, int(streams[i]))
         sample_chance(s, g)
         live.append((i, s, g))

@@ -10,6 +10,11 @@ are trained). Each of its decisions gets the Monte-Carlo return of its seat, plu
   expected returns, e.g. Kuhn's -1/18 for the first player);
 - ``none`` — raw returns.
 
+``credit`` (:mod:`.credit`) replaces that one return per game: ``trajectory`` (the default) is the
+above; ``turn`` gives each decision its own turn-level advantage from a group of playouts from the
+decision's state, ``critic`` from a learned value head on the policy model (turn-level GAE with
+``gamma``/``lam``; ``baseline`` then only names the logged EMA).
+
 The update is :func:`tokens.clipped_pg_update` (clipped ratio, ``epochs`` passes, optional KL to
 the initial model). After SPIRAL (*SPIRAL: Self-Play on Zero-Sum Games Incentivizes Reasoning
 via Multi-Agent Multi-Turn Reinforcement Learning*, arXiv 2506.24119).
@@ -26,6 +31,7 @@ from arena.game import Game
 from arena.trainer import Trajectory
 
 from .base import PG_DEFAULTS, LLMTrainer
+from .credit import CREDIT_DEFAULTS, Credit
 from .tokens import learner_decisions
 
 BASELINES = ("rae", "shared", "none")
@@ -51,7 +57,14 @@ class RoleBaseline:
 
 class SelfPlayRLVR(LLMTrainer):
     name = "selfplay_rlvr"
-    defaults = {**PG_DEFAULTS, "baseline": "rae", "alpha": 0.95, "epochs": 2, "invalid_penalty": -1.5}
+    defaults = {
+        **PG_DEFAULTS,
+        **CREDIT_DEFAULTS,
+        "baseline": "rae",
+        "alpha": 0.95,
+        "epochs": 2,
+        "invalid_penalty": -1.5,
+    }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
         super().__init__(game, learners, **params)
@@ -62,6 +75,7 @@ class SelfPlayRLVR(LLMTrainer):
         if game.spec.num_players != 2:
             raise ArenaError("trainer 'selfplay_rlvr' needs a two-player zero-sum game")
         self.baseline = RoleBaseline(float(self.p["alpha"]), per_role=self.p["baseline"] == "rae")
+        self.credit = Credit(self.name, game, self.agent, self.model, self.p)
 
     def returns(self, trajectories: Sequence[Trajectory]) -> dict[tuple[int, int], float]:
         """Shaped return per (trajectory, seat of the learner): outcome + invalid penalties."""
@@ -83,9 +97,14 @@ class SelfPlayRLVR(LLMTrainer):
             ret = rets[key]
             adv_of[key] = ret if self.p["baseline"] == "none" else self.baseline.advantage(game, key[1], ret)
         decisions = learner_decisions(trajectories, self.agent)
-        advantages = [adv_of[(d.traj, d.player)] for d in decisions]
+        credit_stats: dict[str, float] = {}
+        if self.credit.mode == "trajectory":
+            advantages = [adv_of[(d.traj, d.player)] for d in decisions]
+        else:
+            advantages, credit_stats = self.credit.advantages(trajectories, decisions, float(self.p["invalid_penalty"]))
         stats = self.policy_gradient_step(decisions, advantages)
         out = {f"rlvr/{k}": v for k, v in stats.items()}
+        out.update(credit_stats)
         for role in range(self.game.spec.num_players):
             r = [v for (t, p), v in rets.items() if p == role]
             if r:
@@ -96,10 +115,11 @@ class SelfPlayRLVR(LLMTrainer):
         return out
 
     def extra_state(self) -> dict[str, Any]:
-        return {"baseline": dict(self.baseline.values)}
+        return {"baseline": dict(self.baseline.values), "credit": self.credit.state_dict()}
 
     def load_extra_state(self, state: dict[str, Any]) -> None:
         self.baseline.values = dict(state.get("baseline", {}))
+        self.credit.load_state_dict(state.get("credit", {}))
 
 
 def make_selfplay_rlvr(game: Game, learners: Sequence[Any], **params: Any) -> SelfPlayRLVR:
