@@ -64,6 +64,7 @@ BENCHMARKS = {
     "cfr": ["--game", "kuhn_poker", "--rounds", "1", "--block", "2", "--py-iterations", "1", "--large-game", ""],
     "cfr-br": ["--game", "kuhn_poker", "--iterations", "1"],
     "cfr-curves": ["--game", "kuhn_poker", "--iterations", "4", "--log-every", "2", "--out", "curves"],
+    "bandits": ["--games", "3", "--seeds", "0,1", "--horizons", "5", "--agents", "ucb1,thompson"],
     "cli": ["--games", "50", "--baseline-games", "20", "--rounds", "1"],
     "coop": ["--seeds", "1", "--games", "20", "--batch", "10", "--methods", "ippo,qmix", "--games-list", "climbing"],
     "host-connections": ["--connections", "8", "--repeats", "1"],

@@ -72,8 +72,8 @@ class SelfPlayRLVR(LLMTrainer):
             raise ArenaError(
                 f"trainer 'selfplay_rlvr': baseline must be one of {', '.join(BASELINES)}, not {self.p['baseline']!r}"
             )
-        if game.spec.num_players != 2:
-            raise ArenaError("trainer 'selfplay_rlvr' needs a two-player zero-sum game")
+        if game.spec.num_players > 2:  # one player: plain RL on the game's return (e.g. a bandit)
+            raise ArenaError("trainer 'selfplay_rlvr' needs a one- or two-player game")
         self.baseline = RoleBaseline(float(self.p["alpha"]), per_role=self.p["baseline"] == "rae")
         self.credit = Credit(self.name, game, self.agent, self.model, self.p)
 
