@@ -73,7 +73,7 @@ from arena.trainer import Trajectory
 from .dpo import DPO, PreferencePair
 from .lspo import LSPO
 from .rollout import own_decisions, playout_values
-from .social import SOCIAL_DEFAULTS, SocialRewards
+from .social import SOCIAL_DEFAULTS, SocialRewards, talk_turn
 
 CREDITS = ("turn", "trajectory")
 SCOPES = ("all", "talk", "moves")
@@ -275,13 +275,16 @@ class PlayoutLSPO(LSPO):
         it causes in the other players' pooled belief in the true hidden players, :mod:`.social`)."""
         if self.social.speaking <= 0:
             return
-        talk = [i for i in q if decisions[i][1].observation.decision == "text"]
+        talk = [i for i in q if talk_turn(decisions[i][0], decisions[i][1].observation.decision)]
         rewards = self.social.speak([(decisions[i][0], decisions[i][1].player, list(q[i])) for i in talk])
         played = []
         for i, row in zip(talk, rewards):
+            step = decisions[i][1]
+            said = str(step.action) if step.observation.decision == "text" else step.action
             for option, r in zip(list(q[i]), row):
                 q[i][option] += r
-            played.append(row[0])  # the played utterance comes first (:meth:`_options`)
+                if option == said:
+                    played.append(r)
         self.speaking_stats = {
             "social/speaking_played": float(np.mean(played)) if played else 0.0,
             "social/speaking_spread": float(np.mean([max(r) - min(r) for r in rewards])) if rewards else 0.0,

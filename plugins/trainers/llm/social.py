@@ -149,10 +149,17 @@ class BeliefReader:
         return backend.prompt_ids(prompt), [backend.encode(c) for c in conts]
 
 
-def speaking_rewards(reader: BeliefReader, talks: Sequence[tuple[State, int, Sequence[str]]]) -> list[list[float]]:
-    """For each ``(state, speaker, utterances)`` (a talk turn before the speaker speaks): each
-    utterance's speaking reward, from the other believers' pooled belief before and after it is
-    said (one batched scoring call for all of them)."""
+def talk_turn(state: State, decision: str) -> bool:
+    """Whether a decision of kind ``decision`` at ``state`` is speech: free text (``talk=text``), or
+    a structured utterance (Werewolf's ``talk=structured``, whose state asks ``speak``)."""
+    return decision == "text" or getattr(state, "decision", lambda: "")() == "speak"
+
+
+def speaking_rewards(reader: BeliefReader, talks: Sequence[tuple[State, int, Sequence[Any]]]) -> list[list[float]]:
+    """For each ``(state, speaker, utterances)`` (a talk turn before the speaker speaks; an
+    utterance is a text or a structured speech action): each utterance's speaking reward, from the
+    other believers' pooled belief before and after it is said (one batched scoring call for all
+    of them)."""
     asked: list[Survey] = []
     spans: list[list[tuple[int, int]]] = []
     for state, speaker, utterances in talks:
@@ -171,7 +178,7 @@ def speaking_rewards(reader: BeliefReader, talks: Sequence[tuple[State, int, Seq
     return out
 
 
-def _said(state: State, utterance: str) -> State:
+def _said(state: State, utterance: Any) -> State:
     st = state.clone()
     st.apply_action(utterance)
     return st
@@ -221,7 +228,7 @@ class SocialRewards:
     def on(self) -> bool:
         return self.listening > 0 or self.speaking > 0
 
-    def speak(self, talks: Sequence[tuple[State, int, Sequence[str]]]) -> list[list[float]]:
+    def speak(self, talks: Sequence[tuple[State, int, Sequence[Any]]]) -> list[list[float]]:
         """The weighted speaking reward of each talk option (:func:`speaking_rewards` x ``speaking``)."""
         if self.speaking <= 0 or not talks:
             return [[0.0] * len(u) for _, _, u in talks]

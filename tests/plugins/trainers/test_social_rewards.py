@@ -216,3 +216,29 @@ def test_bad_social_params_are_one_clear_error(game_name, params, needle):
     game = arena.load_game(game_name)
     with pytest.raises(ArenaError, match=needle):
         PlayoutLSPO(game, [_agent(game)], **params)
+
+
+def test_structured_talk_is_valued_by_the_same_speaking_reward():
+    """``talk=structured``: a speech action is an utterance too (the state asks ``speak``)."""
+    from arena.plugins.trainers.llm.social import speaking_rewards, talk_turn
+
+    game = arena.load_game("werewolf(players=7,wolves=1,talk=structured)")
+    s = _talk_state_structured(game)
+    speaker = s.current_player()
+    accuse = next(a for a in s.legal_actions() if s.action_label(speaker, a).startswith("accuse"))
+    silent = next(a for a in s.legal_actions() if s.action_label(speaker, a) == "silent")
+    assert talk_turn(s, "choice") and not talk_turn(game.new_initial_state(), "choice")
+    [[r_accuse, r_silent]] = speaking_rewards(_Reader(), [(s, speaker, [accuse, silent])])
+    heard = len(s.believers(speaker))
+    sign = -1 if s.roles[speaker] == WOLF else 1
+    assert r_accuse == pytest.approx(sign * 0.15 * heard) and r_silent == pytest.approx(0.0)
+
+
+def _talk_state_structured(game):
+    rng = game_rng(0, 0)
+    s = game.new_initial_state(seed=rng.bits())
+    sample_chance(s, rng)
+    while s.decision() != "speak":
+        s.apply_action(s.legal_actions()[0])
+        sample_chance(s, rng)
+    return s
