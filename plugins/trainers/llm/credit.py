@@ -67,7 +67,7 @@ CREDIT_DEFAULTS: dict[str, Any] = {
     "playouts": 4,
     "playout_agents": None,
     "critic_lr": 0.01,
-    "critic_steps": 50,
+    "critic_steps": 20,
 }
 """The credit knobs a trainer merges into its ``defaults`` (module docstring)."""
 
