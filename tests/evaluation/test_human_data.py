@@ -22,11 +22,11 @@ CFR = "cfr:algo=cfr+,iterations=200"
 
 def style(ev):
     """A consistent person: bets or calls with the King, checks then calls with the Queen,
-    bluffs the Jack first and folds it to a bet."""
+    checks the Jack and folds it to a bet."""
     labels = {a["label"]: a["action"] for a in ev["actions"]}
     card = next(c for c in ("Jack", "Queen", "King") if f"hold the {c}" in ev["text"])
     first = "check" in labels
-    bold = card == "King" or (card == "Queen" and not first) or (card == "Jack" and first)
+    bold = card == "King" or (card == "Queen" and not first)
     want = ("bet" if first else "call") if bold else ("check" if first else "fold")
     return {"action": labels[want]}
 

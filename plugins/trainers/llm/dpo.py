@@ -18,10 +18,14 @@ with ``reference: initial`` every pair's target is a margin over the same fixed 
 pairs of all rounds are one preference dataset that grows, where a loop that fits each round's
 few pairs alone lets the next round's noise undo them (measured on Werewolf, docs/results/werewolf.md).
 
-Two ways in:
+Three ways in:
 
 - :meth:`DPO.fit` takes pairs directly — what LSPO (:mod:`.lspo`) and any other pair source
   use;
+- ``pairs: FILE`` — a TRL preference file made by ``arena export --format trl-preference``
+  (e.g. ``--source human``: a person's moves chosen over the agent's own, from hosted games),
+  fit at every update beside (or, with ``outcome_pairs: false``, instead of) the outcome pairs
+  below: offline preference data through the same ``arena llm-train`` / ``arena league`` loop;
 - :meth:`DPO.update` (the trainer contract, so ``arena llm-train`` / ``arena league`` host it)
   reads pairs from game outcomes: among the learner's decisions that show the same prompt,
   a response from a seat whose return beat the prompt's mean return is chosen over a
@@ -102,6 +106,8 @@ class DPO(LLMTrainer):
         "label_smoothing": 0.0,
         "nll": 0.0,
         "replay": 0,
+        "pairs": None,
+        "outcome_pairs": True,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -122,6 +128,7 @@ class DPO(LLMTrainer):
             raise ArenaError(f"trainer '{self.name}': replay must be >= 0, not {self.p['replay']}")
         self.reference = self.model.frozen_copy()
         self.replayed: list[PreferencePair] = []
+        self.file_pairs = self.read_pairs(self.p["pairs"]) if self.p["pairs"] else []
 
     # -- pairs in ---------------------------------------------------------------------------------
     def pair_logprobs(self, pairs: Sequence[PreferencePair], grad: bool, model: Any = None) -> tuple[Any, Any]:
@@ -136,16 +143,17 @@ class DPO(LLMTrainer):
             seq = seq / torch.as_tensor(size, dtype=seq.dtype, device=seq.device)
         return seq[0::2], seq[1::2]
 
-    def fit(self, pairs: Sequence[PreferencePair]) -> dict[str, float]:
-        """``epochs`` passes of DPO over ``pairs`` and the ``replay`` buffer (in ``minibatch``-sized
-        chunks; 0 = all at once)."""
+    def fit(self, pairs: Sequence[PreferencePair], fixed: Sequence[PreferencePair] = ()) -> dict[str, float]:
+        """``epochs`` passes of DPO over ``pairs``, the ``replay`` buffer and ``fixed`` (pairs fit at
+        every call and never replayed: a ``pairs`` file), in ``minibatch``-sized chunks (0 = all
+        at once)."""
         import torch
 
         new = [p for p in pairs if p.chosen_ids != p.rejected_ids]
         old = self.replayed
         keep = int(self.p["replay"])
         self.replayed = (old + new)[-keep:] if keep else []
-        pairs = old + new
+        pairs = old + new + list(fixed)
         if not pairs:
             self.updates += 1
             return {"dpo/pairs": 0.0}
@@ -219,9 +227,56 @@ class DPO(LLMTrainer):
         return out
 
     def update(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
-        pairs = self.outcome_pairs(trajectories)
+        pairs = self.outcome_pairs(trajectories) if self.p["outcome_pairs"] else []
         self.keep_pairs(pairs, trajectories)
-        return self.fit(pairs)
+        return {**self.fit(pairs, self.file_pairs), "dpo/file_pairs": float(len(self.file_pairs))}
+
+    # -- pairs from a file: `arena export --format trl-preference` (people's moves, or any run's) --
+    def read_pairs(self, path: Any) -> list[PreferencePair]:
+        """The pairs of a TRL preference JSONL file in the learner's tokens: rows with token ids
+        (a run's own export) use them; rows whose responses are moves (``"response": "move"``:
+        ``arena export --source human``) score each move as the agent scores a label (its
+        continuation after the prompt, as in :func:`.tokens.decision_of`); other rows' text is
+        tokenized as it is. Every row must be of the trained game."""
+        from pathlib import Path
+
+        file = Path(str(path))
+        if not file.is_file():
+            raise ArenaError(f"trainer '{self.name}': pairs file not found: {file} (make it with `arena export`)")
+        agent, backend, game = self.agent, self.agent.backend, self.game.spec.full_name
+        chat = agent.prompts.chat
+        agent.prompts.chat_active = chat is not None and chat([{"role": "user", "content": "x"}]) is not None
+        per_token = getattr(agent, "score", "sum") == "mean"
+        out = []
+        for n, line in enumerate(file.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if row.get("game") not in (None, game):
+                raise ArenaError(f"trainer '{self.name}': {file}:{n} is a pair of game {row['game']!r}, not {game!r}")
+            if "chosen_ids" in row:
+                out.append(
+                    PreferencePair(
+                        tuple(row["prompt_ids"]),
+                        tuple(row["chosen_ids"]),
+                        tuple(row["rejected_ids"]),
+                        bool(row.get("per_token")),
+                    )
+                )
+                continue
+            move = row.get("response") == "move"
+            response = (lambda t: backend.encode(agent.prompts.continuation(t))) if move else backend.encode
+            out.append(
+                PreferencePair(
+                    tuple(backend.prompt_ids(row["prompt"])),
+                    tuple(response(row["chosen"])),
+                    tuple(response(row["rejected"])),
+                    per_token and move,
+                )
+            )
+        if not out:
+            raise ArenaError(f"trainer '{self.name}': pairs file {file} holds no pairs")
+        return out
 
     def keep_pairs(self, pairs: Sequence[PreferencePair], trajectories: Sequence[Trajectory]) -> None:
         """Write this update's pairs as text (the learner's tokenizer decodes them) with the game,
