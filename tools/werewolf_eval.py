@@ -145,9 +145,11 @@ def _games(args: argparse.Namespace) -> tuple[Any, str, list[Any]]:
 
 
 def play(args: argparse.Namespace) -> dict[str, Any]:
-    _, side, results = _games(args)
+    game, side, results = _games(args)
     games = per_game(results, side)
+    seen = {"look": look(results, side, game.spec.params.get("text", "full") == "brief")} if args.look else {}
     return {
+        **seen,
         "game": args.game,
         "agent": args.agent,
         "side": side,
@@ -167,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pp.add_argument("--games", type=int, default=400)
     pp.add_argument("--seed", type=int, nargs="+", default=[0], help="one or more; --games games at each, pooled")
     pp.add_argument("--out", help="write the JSON here as well")
+    pp.add_argument("--look", action="store_true", help="also what the side says and how it votes (as `look`)")
     pl = sub.add_parser("look", help="what the agent's side says and whom it votes for (from the transcripts)")
     pl.add_argument("--game", default=GAME)
     pl.add_argument("--agent", required=True, help="agent spec or a checkpoint directory")

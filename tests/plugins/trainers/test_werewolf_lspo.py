@@ -356,11 +356,14 @@ def test_werewolf_eval_pairs_the_deals_and_reports_intervals(tmp_path, capsys):
     game = "werewolf(players=5,talk=text,scripted=wolves,max_days=2,text=brief)"
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     assert (
-        werewolf_eval.main(["play", "--game", game, "--agent", "werewolf_scripted", "--games", "30", "--out", str(a)])
+        werewolf_eval.main(
+            ["play", "--game", game, "--agent", "werewolf_scripted", "--games", "30", "--out", str(a), "--look"]
+        )
         == 0
     )
     row = json.loads(a.read_text())
     assert row["side"] == "village" and len(row["per_game"]["win"]) == 30
+    assert row["look"]["games"] == 30 and row["look"]["win"] == pytest.approx(row["win"]["mean"], abs=1e-4)
     lo, hi = row["win"]["ci"]
     assert lo <= row["win"]["mean"] <= hi and row["win"]["mean"] == np.mean(row["per_game"]["win"])
     assert row["return"]["mean"] == pytest.approx(2 * row["win"]["mean"] - 1 + row["draw"]["mean"])
