@@ -22,6 +22,11 @@ Multiarmed Bandit Problem*, Machine Learning 47, 2002, Theorem 1). ``realized_re
 at least once (greedy language agents leave many arms untried: Schmied et al., *LLMs are Greedy
 Agents*, arXiv 2504.16078).
 
+``payoff=regret`` makes the player's return minus the pseudo-regret (0 at best) instead of the
+sum of rewards: the same ordering of policies in expectation, without the variance of the drawn
+means and of the rewards — a lower-variance training signal computed by the environment from
+what the player cannot see (the views still show rewards only).
+
 Views: the text names every arm's pulls and mean reward so far and the last ``recent`` pulls
 with their rewards (``text=brief``: one short line of the same numbers, for small models); the
 structured view has the per-arm counts and reward sums (what UCB1 and Thompson sampling need),
@@ -55,6 +60,7 @@ DEFAULTS: dict[str, Any] = {
     "sigma": 1.0,
     "recent": 10,
     "text": "full",
+    "payoff": "reward",
 }
 
 
@@ -113,6 +119,8 @@ class BanditState(State):
             self._key += f" {arm}:{reward:.6g}"
 
     def returns(self) -> list[float]:
+        if self.game.payoff == "regret":
+            return [-self.regret() if len(self.means) == self.game.arms else 0.0]
         return [float(sum(self.sums))]
 
     def clone(self) -> "BanditState":
@@ -246,7 +254,8 @@ def _means(value: Any, arms: int | None) -> list[float] | None:
 
 
 class BanditGame(Game):
-    """``bandit(arms=3, horizon=100, kind=bernoulli, means=None, sigma=1.0, recent=10, text=full)``."""
+    """``bandit(arms=3 (or len(means)), horizon=100, kind=bernoulli, means=None, sigma=1.0, recent=10,
+    text=full, payoff=reward)``."""
 
     def __init__(
         self,
@@ -257,6 +266,7 @@ class BanditGame(Game):
         sigma: float = 1.0,
         recent: int = 10,
         text: str = "full",
+        payoff: str = "reward",
     ) -> None:
         if arms is None:
             arms = 3 if means is None else len(_means(means, None) or ())
@@ -269,6 +279,8 @@ class BanditGame(Game):
                 raise ArenaError(f"game 'bandit': parameter '{key}' must be an integer {lo}..{hi}, got {value!r}")
         if kind not in ("bernoulli", "gaussian"):
             raise ArenaError(f"game 'bandit': parameter 'kind' must be bernoulli or gaussian, got {kind!r}")
+        if payoff not in ("reward", "regret"):
+            raise ArenaError(f"game 'bandit': parameter 'payoff' must be reward or regret, got {payoff!r}")
         if text not in ("full", "brief"):
             raise ArenaError(f"game 'bandit': parameter 'text' must be full or brief, got {text!r}")
         if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0:
@@ -277,10 +289,10 @@ class BanditGame(Game):
         if kind == "bernoulli" and self.means and not all(0.0 <= m <= 1.0 for m in self.means):
             raise ArenaError(f"game 'bandit': Bernoulli 'means' must lie in [0, 1], got {self.means}")
         self.arms, self.horizon, self.kind, self.sigma = arms, horizon, kind, float(sigma)
-        self.recent, self.text = recent, text
+        self.recent, self.text, self.payoff = recent, text, payoff
         self.reward_range = self._range()
         given = {"arms": arms, "horizon": horizon, "kind": kind, "means": self.means, "sigma": self.sigma}
-        given.update(recent=recent, text=text)
+        given.update(recent=recent, text=text, payoff=payoff)
         params = {k: v for k, v in given.items() if v != DEFAULTS[k]}
         lo, hi = self.reward_range
         self.spec = GameSpec(
@@ -288,8 +300,8 @@ class BanditGame(Game):
             num_players=1,
             num_distinct_actions=arms,
             observation_shape=(2 * arms + 1,),
-            min_utility=lo * horizon,
-            max_utility=hi * horizon,
+            min_utility=lo * horizon if payoff == "reward" else -self._spread() * horizon,
+            max_utility=hi * horizon if payoff == "reward" else 0.0,
             zero_sum=False,
             max_game_length=2 * horizon + arms,
             tree=False,
@@ -297,6 +309,11 @@ class BanditGame(Game):
             description=f"{arms}-armed {kind} bandit, {horizon} pulls, means "
             + ("given" if self.means else "drawn per game (hidden)"),
         )
+
+    def _spread(self) -> float:
+        """The largest possible gap between two arms' means."""
+        means = self.means or list(GRID)
+        return max(means) - min(means)
 
     def _range(self) -> tuple[float, float]:
         """The rewards' range, for rescaling to [0, 1] (from the game's parameters only)."""

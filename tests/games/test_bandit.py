@@ -72,6 +72,17 @@ def test_regret_metrics_by_hand():
     assert info["means"] == [0.2, 0.5, 0.8]
 
 
+def test_regret_payoff_returns_minus_the_pseudo_regret():
+    g = load_game("bandit(means=[0.2,0.5,0.8],horizon=3,payoff=regret)")
+    assert (g.spec.min_utility, g.spec.max_utility) == (pytest.approx(-1.8), 0.0)
+    s = g.new_initial_state()
+    for arm, r in [(0, 1), (2, 0), (1, 1)]:
+        pull(s, arm, r)
+    assert s.returns() == [pytest.approx(-0.9)] and s.outcome_info()["regret"] == pytest.approx(0.9)
+    drawn = load_game("bandit(payoff=regret)").new_initial_state()
+    assert drawn.returns() == [0.0]  # before the means are drawn
+
+
 def test_text_shows_the_history_an_llm_needs():
     g = load_game("bandit(means=[0.3,0.6],horizon=6,recent=2)")
     s = g.new_initial_state()
@@ -93,7 +104,13 @@ def test_text_shows_the_history_an_llm_needs():
 
 
 @pytest.mark.parametrize(
-    "name", ["bandit", "bandit(kind=gaussian,arms=4,horizon=20)", "bandit(means=[0.0,1.0],horizon=30,text=brief)"]
+    "name",
+    [
+        "bandit",
+        "bandit(kind=gaussian,arms=4,horizon=20)",
+        "bandit(means=[0.0,1.0],horizon=30,text=brief)",
+        "bandit(horizon=20,payoff=regret)",
+    ],
 )
 def test_conformance(name):
     check_game(name, games=30)
@@ -108,6 +125,7 @@ def test_conformance(name):
         ("bandit(arms=3,means=[0.5,0.6])", "'means' has 2 values for 3 arms"),
         ("bandit(kind=gaussian,sigma=0)", "'sigma' must be a positive number"),
         ("bandit(horizon=0)", "'horizon' must be an integer"),
+        ("bandit(payoff=score)", "'payoff' must be reward or regret"),
     ],
 )
 def test_bad_parameters_are_one_line(name, msg):
