@@ -41,9 +41,12 @@ AGENTS = {  # every registered agent, on a game it plays (llm: below, with a loc
     "subgame_perfect": ("subgame_perfect", "ultimatum(rounds=2)"),
     "ucb1": ("ucb1", "bandit(horizon=20)"),
     "thompson": ("thompson", "bandit(horizon=20)"),
+    "neupl": ("neupl:basis_size=2,hidden=16,iterations=2", "kuhn_poker"),
+    "arithmetic_guesser": ("arithmetic_guesser", "arithmetic"),
 }
 KIT_ELSEWHERE = {
     "inpo": "tests/plugins/trainers/test_inpo.py runs check_trainer on cyclic_preference (free text)",
+    "proposer_solver": "tests/plugins/trainers/test_proposer_solver.py runs check_trainer on arithmetic",
 }
 """Trainers whose kit run lives beside their own tests (the shared LLM case is near its time limit)."""
 NOT_CHECKED = {

@@ -198,6 +198,12 @@ def bandit_facts(v: dict) -> list[str]:
     return out + [f"arm {r['arm']} paid {r['reward']:.2f}" for r in v["recent"]]
 
 
+def arithmetic_facts(v: dict) -> list[str]:
+    return [f"role: {v['role']}", f"task: {v['task']}"] + (
+        [f"answer: {v['answer']}"] if v["answer"] is not None else []
+    )
+
+
 FACTS = {
     "kuhn_poker": kuhn_facts,
     "leduc_poker": leduc_facts,
@@ -220,6 +226,7 @@ FACTS = {
     "ultimatum": bargaining_facts,
     "dictator": bargaining_facts,
     "bandit": bandit_facts,
+    "arithmetic": arithmetic_facts,
 }
 
 
