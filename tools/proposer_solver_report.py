@@ -1,0 +1,99 @@
+"""Headline numbers of the proposer/solver acceptance experiment (docs/results/proposer_solver.md).
+
+``ROOT/selfplay/seed-S`` and ``ROOT/fixed/seed-S`` are ``arena llm-train configs/llm/proposer_solver.yaml``
+runs (``params.mode=selfplay`` and ``params.mode=fixed``, same seed: same warm-up model, same
+streams). Per seed, from ``metrics.csv``: the final evaluation's held-out pass@1, pass@8 and
+per-token entropy of the solver's answers; the training-time token entropy of the solver (mean
+over steps after ``--warmup``); and the proposer's proposed-task solve rate (mean over steps after
+``--warmup`` that kept a task). Then the paired differences selfplay - fixed, with mean, IQM and
+95% stratified bootstrap intervals (:func:`arena.experiments.sweep.aggregate`).
+
+    python tools/proposer_solver_report.py runs/llm/proposer_solver_exp --warmup 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+PREFIX = "train/learner/"
+FINAL = ("heldout_pass1", "heldout_pass8", "heldout_entropy", "train_pass1", "train_pass8")
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def _num(x: str | None) -> float:
+    try:
+        return float(x) if x not in (None, "") else math.nan
+    except ValueError:
+        return math.nan
+
+
+def seed_numbers(run: Path, warmup: int) -> dict[str, float]:
+    rows = _rows(run / "metrics.csv")
+    evals = [r for r in rows if _num(r.get("heldout_pass1")) == _num(r.get("heldout_pass1"))]
+    out = {k: _num(evals[-1].get(k)) for k in FINAL} if evals else {}
+    late = [r for r in rows if _num(r.get("step")) > warmup]
+
+    def mean_of(key: str) -> float:
+        xs = [_num(r.get(PREFIX + key)) for r in late]
+        xs = [x for x in xs if x == x]
+        return sum(xs) / len(xs) if xs else math.nan
+
+    out["solver_token_entropy"] = mean_of("solver_token_entropy")
+    out["proposed_solve_rate"] = mean_of("proposed_solve_rate")
+    out["valid_rate"] = mean_of("valid_rate")
+    out["in_band_frac"] = mean_of("in_band_frac")
+    out["steps"] = _num(rows[-1].get("step")) if rows else math.nan
+    return out
+
+
+def report(root: Path, warmup: int) -> dict[str, Any]:
+    from arena.experiments.sweep import aggregate
+
+    arms = {arm: {} for arm in ("selfplay", "fixed")}
+    for arm in arms:
+        for run in sorted((root / arm).glob("seed-*")):
+            if (run / "metrics.csv").exists():
+                arms[arm][int(run.name.split("-")[1])] = seed_numbers(run, warmup)
+    seeds = sorted(set(arms["selfplay"]) & set(arms["fixed"]))
+    out: dict[str, Any] = {"seeds": seeds, "per_seed": arms, "differences": {}, "arms": {}}
+    keys = (*FINAL, "solver_token_entropy")
+    for key in keys:
+        d = [arms["selfplay"][s][key] - arms["fixed"][s][key] for s in seeds]
+        if any(x == x for x in d):
+            a = aggregate(d)
+            out["differences"][key] = {
+                "mean": a.mean,
+                "mean_ci": a.mean_ci,
+                "iqm": a.iqm,
+                "iqm_ci": a.iqm_ci,
+                "values": d,
+            }
+    for arm in arms:
+        for key in (*keys, "proposed_solve_rate", "valid_rate", "in_band_frac"):
+            xs = [arms[arm][s][key] for s in seeds if arms[arm][s].get(key, math.nan) == arms[arm][s].get(key)]
+            if xs:
+                a = aggregate(xs)
+                out["arms"][f"{arm}/{key}"] = {"mean": a.mean, "mean_ci": a.mean_ci, "iqm": a.iqm, "values": xs}
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("root", type=Path)
+    p.add_argument("--warmup", type=int, default=20, help="steps before the proposer statistics count")
+    args = p.parse_args()
+    rep = report(args.root, args.warmup)
+    print(json.dumps(rep, indent=1, default=lambda x: list(x) if isinstance(x, tuple) else str(x)))
+
+
+if __name__ == "__main__":
+    main()
