@@ -31,7 +31,9 @@ decision). Three estimators:
   2402.19446): ``V_k = w . z(h_k) + b`` where ``h_k`` is the policy model's last hidden state at
   the last prompt token of turn k (one no-grad forward over the distinct prompts,
   :meth:`.model.TrainableLLM.prompt_features`) and ``z`` standardises it per dimension with running
-  statistics (:meth:`Credit.features`; so one ``critic_lr`` suits any model), trained after each update by ``critic_steps`` full-batch Adam steps of MSE to
+  statistics (:meth:`Credit.features`; so one ``critic_lr`` suits any model) and ``w``, ``b`` fit the
+  residual of the targets after their running mean (an offset outside the head: the returns' mean is
+  not left to a bias that moves ``critic_lr`` per step, while 128 weights fit it instead), trained after each update by ``critic_steps`` full-batch Adam steps of MSE to
   the turn's discounted return-to-go ``G_k = sum_j gamma^j r_{k+j}``. The advantages use the values
   from before that fit (the critic has not seen the games it judges). The head reads the features
   detached, so the value loss never moves the policy's weights; its lr may exceed the actor's.
@@ -66,7 +68,7 @@ CREDIT_DEFAULTS: dict[str, Any] = {
     "lam": 0.95,
     "playouts": 4,
     "playout_agents": None,
-    "critic_lr": 0.01,
+    "critic_lr": 0.003,
     "critic_steps": 20,
 }
 """The credit knobs a trainer merges into its ``defaults`` (module docstring)."""
@@ -165,6 +167,7 @@ class Credit:
         self.head: Any = None
         self.norm_mean: Any = None
         self.norm_var: Any = None
+        self.offset, self.offset_set = 0.0, False
         if self.mode == "critic":
             self._build_head(float(params["critic_lr"]))
 
@@ -206,13 +209,18 @@ class Credit:
         import torch
 
         with torch.no_grad():
-            return self.head(feats).squeeze(-1).cpu().numpy().astype(np.float64)
+            return self.offset + self.head(feats).squeeze(-1).cpu().numpy().astype(np.float64)
 
     def fit_critic(self, feats: Any, targets: Sequence[float]) -> tuple[float, float]:
-        """``critic_steps`` Adam steps of MSE to ``targets``; the loss before and after."""
+        """Move the offset (a running mean of the targets, by ``NORM_MOMENTUM``; the first batch
+        sets it), then ``critic_steps`` Adam steps of MSE of the head to the rest of ``targets``;
+        the loss of ``V`` before and after the steps."""
         import torch
 
-        y = torch.tensor(np.asarray(targets, dtype=np.float32), device=feats.device)
+        mean = float(np.mean(targets))
+        self.offset = mean if not self.offset_set else NORM_MOMENTUM * self.offset + (1 - NORM_MOMENTUM) * mean
+        self.offset_set = True
+        y = torch.tensor(np.asarray(targets, dtype=np.float32) - np.float32(self.offset), device=feats.device)
         first = last = 0.0
         for i in range(max(1, self.critic_steps)):
             loss = torch.mean((self.head(feats).squeeze(-1) - y) ** 2)
@@ -303,6 +311,7 @@ class Credit:
             stats["credit/value_mean"] = float(vals.mean())
             stats["credit/value_error"] = float(np.mean((vals - np.array(targets)) ** 2))
             stats["credit/advantage_abs"] = float(np.mean(np.abs(adv)))
+            stats["credit/target_var"] = float(np.var(targets))  # the error of the best constant V
         if feats is not None and decisions:
             before, after = self.fit_critic(feats, targets)
             stats["credit/critic_loss"], stats["credit/critic_loss_after"] = before, after
@@ -317,6 +326,8 @@ class Credit:
             out["head_optimizer"] = self.head_opt.state_dict()
         if self.norm_mean is not None:
             out["norm"] = {"mean": self.norm_mean.clone(), "var": self.norm_var.clone()}
+        if self.offset_set:
+            out["offset"] = self.offset
         return out
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -325,6 +336,8 @@ class Credit:
         if self.head is not None and "head" in state:
             self.head.load_state_dict(state["head"])
             self.head_opt.load_state_dict(state["head_optimizer"])
+        if "offset" in state:
+            self.offset, self.offset_set = float(state["offset"]), True
         if "norm" in state:
             dev = self.model.device()
             self.norm_mean, self.norm_var = state["norm"]["mean"].to(dev), state["norm"]["var"].to(dev)

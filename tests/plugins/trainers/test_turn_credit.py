@@ -117,7 +117,7 @@ def test_critic_value_converges_to_known_returns():
     target = np.array([float(card[tuple(d.prompt_ids)] % 3) - 1.0 for d in decisions])  # -1, 0, 1 by prompt
     first, _ = credit.fit_critic(feats, target)
     _, last = credit.fit_critic(feats, target)
-    assert first == pytest.approx(float(np.mean(target**2)), rel=1e-5)  # zero-initialised head: V = 0
+    assert first == pytest.approx(float(np.var(target)), rel=1e-5)  # zero-initialised head: V = the targets' mean
     assert last < 1e-3 * first, (first, last)
     assert np.abs(credit.values(feats) - target).max() < 0.05
 
