@@ -59,7 +59,9 @@ def _series(out: Path, seats: list[str], games: int, seed: int) -> None:
     from arena.tools.host.client import JoinClient
     from arena.tools.host.session import HostConfig, run_host
 
-    cfg = HostConfig(game="kuhn_poker", seats=seats, games=games, seed=seed, port=0, out=str(out), linger=0.2)
+    cfg = HostConfig(  # no rate limit: a script moves faster than the 20 requests/s a person gets
+        game="kuhn_poker", seats=seats, games=games, seed=seed, port=0, out=str(out), linger=0.2, rate_limit=0
+    )
     ready, box = threading.Event(), {}
 
     def on_ready(server: Any, hub: Any) -> None:

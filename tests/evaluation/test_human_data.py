@@ -35,7 +35,7 @@ def style(ev):
 def hosted(tmp_path_factory):
     """12 hosted Kuhn games of the scripted person against CFR+, over loopback HTTP."""
     tmp = tmp_path_factory.mktemp("hosted")
-    host = InProcessHost(kuhn(tmp, seats=["human:name=ann", CFR], games=12, seed=3, linger=0.2))
+    host = InProcessHost(kuhn(tmp, seats=["human:name=ann", CFR], games=12, seed=3, linger=0.2, rate_limit=0))
     from arena.tools.host.client import JoinClient
 
     events = play_seat(JoinClient(host.url, host.tokens[0]), style)
