@@ -41,6 +41,7 @@ AGENTS = {  # every registered agent, on a game it plays (llm: below, with a loc
     "subgame_perfect": ("subgame_perfect", "ultimatum(rounds=2)"),
     "ucb1": ("ucb1", "bandit(horizon=20)"),
     "thompson": ("thompson", "bandit(horizon=20)"),
+    "neupl": ("neupl:basis_size=2,hidden=16,iterations=2", "kuhn_poker"),
     "arithmetic_guesser": ("arithmetic_guesser", "arithmetic"),
 }
 KIT_ELSEWHERE = {

@@ -198,6 +198,16 @@ def bandit_facts(v: dict) -> list[str]:
     return out + [f"arm {r['arm']} paid {r['reward']:.2f}" for r in v["recent"]]
 
 
+def foraging_facts(v: dict) -> list[str]:
+    me, other = v["me"], v["other"]
+    out = [
+        f"You (A) are at row {me['row']}, col {me['col']}, level {me['level']}",
+        f"the other agent (B) at row {other['row']}, col {other['col']}, level {other['level']}",
+    ]
+    out += [f"Item at row {f['row']}, col {f['col']}: level {f['level']}" for f in v["food"]]
+    return out + v["grid"] + [f"step {v['round']} of {v['horizon']}"]
+
+
 def arithmetic_facts(v: dict) -> list[str]:
     return [f"role: {v['role']}", f"task: {v['task']}"] + (
         [f"answer: {v['answer']}"] if v["answer"] is not None else []
@@ -227,6 +237,7 @@ FACTS = {
     "dictator": bargaining_facts,
     "bandit": bandit_facts,
     "arithmetic": arithmetic_facts,
+    "foraging": foraging_facts,
 }
 
 
