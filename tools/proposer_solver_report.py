@@ -55,6 +55,33 @@ def seed_numbers(run: Path, warmup: int) -> dict[str, float]:
     return out
 
 
+def curves(run: Path) -> dict[int, dict[str, float]]:
+    """Per evaluation step, the held-out and training probes."""
+    out = {}
+    for r in _rows(run / "metrics.csv"):
+        if _num(r.get("heldout_pass1")) == _num(r.get("heldout_pass1")):
+            out[int(_num(r["step"]))] = {k: _num(r.get(k)) for k in FINAL}
+    return out
+
+
+def by_step(root: Path, seeds: list[int]) -> dict[str, Any]:
+    """Paired differences selfplay - fixed at every evaluation step (equal solver updates)."""
+    from arena.experiments.sweep import aggregate
+
+    runs = {arm: {s: curves(root / arm / f"seed-{s}") for s in seeds} for arm in ("selfplay", "fixed")}
+    steps = sorted(set.intersection(*(set(runs[a][s]) for a in runs for s in seeds))) if seeds else []
+    out: dict[str, Any] = {}
+    for step in steps:
+        row = {}
+        for key in ("heldout_pass1", "heldout_pass8", "heldout_entropy", "train_pass8"):
+            sp = [runs["selfplay"][s][step][key] for s in seeds]
+            fx = [runs["fixed"][s][step][key] for s in seeds]
+            d = aggregate([a - b for a, b in zip(sp, fx)])
+            row[key] = {"selfplay": sum(sp) / len(sp), "fixed": sum(fx) / len(fx), "diff": d.mean, "ci": d.mean_ci}
+        out[str(step)] = row
+    return out
+
+
 def report(root: Path, warmup: int) -> dict[str, Any]:
     from arena.experiments.sweep import aggregate
 
@@ -65,6 +92,7 @@ def report(root: Path, warmup: int) -> dict[str, Any]:
                 arms[arm][int(run.name.split("-")[1])] = seed_numbers(run, warmup)
     seeds = sorted(set(arms["selfplay"]) & set(arms["fixed"]))
     out: dict[str, Any] = {"seeds": seeds, "per_seed": arms, "differences": {}, "arms": {}}
+    out["by_step"] = by_step(root, seeds)
     keys = (*FINAL, "solver_token_entropy")
     for key in keys:
         d = [arms["selfplay"][s][key] - arms["fixed"][s][key] for s in seeds]
