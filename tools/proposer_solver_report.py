@@ -114,13 +114,47 @@ def report(root: Path, warmup: int) -> dict[str, Any]:
     return out
 
 
+def markdown(rep: dict[str, Any]) -> str:
+    """The report as the tables of the results page."""
+
+    def ci(x: Any) -> str:
+        return f"[{x[0]:+.3f}, {x[1]:+.3f}]"
+
+    lines = [
+        f"seeds: {rep['seeds']}",
+        "",
+        "| step | metric | self-play | fixed | diff (mean) | 95% CI |",
+        "|---|---|---|---|---|---|",
+    ]
+    for step, row in rep["by_step"].items():
+        for key, v in row.items():
+            lines.append(
+                f"| {step} | {key} | {v['selfplay']:.3f} | {v['fixed']:.3f} | {v['diff']:+.3f} | {ci(v['ci'])} |"
+            )
+    lines += ["", "| final, selfplay - fixed | mean | 95% CI | IQM | 95% CI | per seed |", "|---|---|---|---|---|---|"]
+    for key, v in rep["differences"].items():
+        vals = ", ".join(f"{x:+.3f}" for x in v["values"])
+        lines.append(
+            f"| {key} | {v['mean']:+.3f} | {ci(v['mean_ci'])} | {v['iqm']:+.3f} | {ci(v['iqm_ci'])} | {vals} |"
+        )
+    lines += ["", "| arm/metric | mean | 95% CI | per seed |", "|---|---|---|---|"]
+    for key, v in rep["arms"].items():
+        vals = ", ".join(f"{x:.3f}" for x in v["values"])
+        lines.append(f"| {key} | {v['mean']:.3f} | [{v['mean_ci'][0]:.3f}, {v['mean_ci'][1]:.3f}] | {vals} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("root", type=Path)
     p.add_argument("--warmup", type=int, default=20, help="steps before the proposer statistics count")
+    p.add_argument("--markdown", action="store_true", help="tables instead of JSON")
     args = p.parse_args()
     rep = report(args.root, args.warmup)
-    print(json.dumps(rep, indent=1, default=lambda x: list(x) if isinstance(x, tuple) else str(x)))
+    if args.markdown:
+        print(markdown(rep))
+    else:
+        print(json.dumps(rep, indent=1, default=lambda x: list(x) if isinstance(x, tuple) else str(x)))
 
 
 if __name__ == "__main__":
