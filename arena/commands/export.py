@@ -40,8 +40,9 @@ def _args(p: argparse.ArgumentParser) -> None:
     human.add_argument(
         "--rejected",
         choices=("agent", "sampled"),
-        default="agent",
-        help="trl-preference: the rejected move is the agent's own (default) or a uniformly drawn other legal move",
+        default="sampled",
+        help="trl-preference: the rejected move is a uniformly drawn other legal move (default; a pair at every "
+        "decision) or the agent's own (only where it differs from the person's)",
     )
     human.add_argument("--holdout", type=float, default=0.2, help="fraction of games held out, by game (default 0.2)")
     human.add_argument(

@@ -8,13 +8,15 @@ data: what a person does at a position an agent also meets. This module turns it
 - **SFT rows** (``trl-prompt``, ``verl``, ``jsonl``): ``prompt`` = the prompt the named agent
   builds for that observation, ``completion`` = the person's move (its label, or what they said
   at a text decision);
-- **DPO pairs** (``trl-preference``): ``chosen`` = the person's move, ``rejected`` = either the
-  named agent's own move at the same observation (``rejected: agent``, the default: the pair
-  says "play like the person, not like you do now", and a decision where the agent already
-  agrees gives no pair — it has nothing to correct) or a legal move drawn uniformly from the
-  others, seeded by the game and step (``rejected: sampled``: a pair at every choice with two
-  or more moves, for when the agent is unavailable or should not shape the data; it teaches
-  "the person's move over an arbitrary other", which carries less about the agent's mistakes);
+- **DPO pairs** (``trl-preference``): ``chosen`` = the person's move, ``rejected`` = either a
+  legal move drawn uniformly from the others, seeded by the game and step (``rejected: sampled``,
+  the default: a pair at every choice with two or more moves) or the named agent's own move at
+  the same observation (``rejected: agent``: "play like the person, not like you do now"; a
+  decision where the agent already agrees gives no pair). Sampled is the default because the
+  agent's pairs cover only its mistakes: DPO on those alone moves the preferred labels
+  everywhere, the situations the agent had right included (measured: a tiny model that bet and
+  called everywhere, given only "check"/"fold" pairs at the Queen and Jack, learned to check and
+  fold the King too; docs/results/human_data.md). Pairs at every decision keep the rest anchored;
 - **agreement**: how often an agent's most likely move is the person's (:func:`agreement`), the
   measure of imitation on held-out games.
 
@@ -173,11 +175,11 @@ def pair_records(
     agent: Agent,
     holdout: float = 0.2,
     part: str = "train",
-    rejected: str = "agent",
+    rejected: str = "sampled",
     human: str | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """DPO pairs: the person's move chosen over the agent's (``rejected: agent``; decisions where
-    they agree give none) or over a uniformly drawn other legal move (``sampled``)."""
+    """DPO pairs: the person's move chosen over a uniformly drawn other legal move (``sampled``) or
+    over the agent's own (``rejected: agent``; decisions where they agree give none)."""
     if rejected not in REJECTED:
         raise ArenaError(f"export: --rejected must be one of {', '.join(REJECTED)}, not {rejected!r}")
     rows = list(human_decisions(run_dir, holdout, part, human))

@@ -88,8 +88,8 @@ def test_export_sft_and_dpo_rows_in_the_agents_prompt(hosted, tmp_path, capsys):
     base = ["export", str(run), "--source", "human", "--holdout", "0.5", "--agent", spec]
     sft, dpo, sampled = tmp_path / "sft.jsonl", tmp_path / "dpo.jsonl", tmp_path / "sampled.jsonl"
     assert main(base + ["--format", "trl-prompt", "--out", str(sft)]) == 0
-    assert main(base + ["--format", "trl-preference", "--out", str(dpo)]) == 0
-    assert main(base + ["--format", "trl-preference", "--rejected", "sampled", "--out", str(sampled)]) == 0
+    assert main(base + ["--format", "trl-preference", "--rejected", "agent", "--out", str(dpo)]) == 0
+    assert main(base + ["--format", "trl-preference", "--out", str(sampled)]) == 0  # sampled: the default
     sft_rows = [json.loads(line) for line in sft.open()]
     assert [r["completion"] for r in sft_rows] == [d["action"] for d in decisions]
     for r, d in zip(sft_rows, decisions):  # the prompt is the agent's own for that observation
