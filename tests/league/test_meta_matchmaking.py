@@ -174,3 +174,10 @@ def test_cce_league_from_the_cli(tmp_path):
     assert len(step3) == 200 and set(opponents) >= {"random", "cfr"}
     drawn = np.array([step3.count(x) for x in labels]) / 200
     assert np.abs(drawn - p).max() < 4 * np.sqrt(0.25 / 200), (drawn, p)
+
+
+def test_meta_matchmaking_in_a_three_player_game_is_one_line(tmp_path, capsys):
+    path = _write(tmp_path, [{"label": "r", "agent": "random"}, dict(LEARNER, matchmaking="cce")])
+    assert main(["league", str(path), "game=kuhn_poker(players=3)"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "matchmaking 'cce' solves a two-player meta-game" in err, err
