@@ -160,6 +160,45 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def beliefs(args: argparse.Namespace) -> dict[str, Any]:
+    """How well the agent's model reads the table: ``--games`` games of the scripted village
+    against the scripted wolves (the same games for every model: the agent only reads), and at the
+    end of each day's discussion every living villager surveyed with the agent's model
+    (:mod:`arena.plugins.trainers.llm.social`): the mean log-likelihood of the true wolf and the
+    mean probability on it, each with a 95% bootstrap interval over surveys."""
+    import numpy as np
+
+    import arena
+    from arena.loading import checkpoint_spec
+    from arena.playing.match import play_games
+    from arena.plugins.trainers.llm.rollout import replay
+    from arena.plugins.trainers.llm.social import BeliefReader, listening_loglik, surveys
+
+    game = arena.load_game(args.game)
+    spec = checkpoint_spec(args.agent) if Path(args.agent).is_dir() else args.agent
+    reader = BeliefReader(arena.load_agent(spec, game, label="agent"), game.spec.full_name)
+    scripted = arena.load_agent("werewolf_scripted", game, label="scripted")
+    n = game.spec.num_players
+    asked = []
+    for r in play_games(game, [scripted] * n, num_games=args.games, seed=args.seed, record=True):
+        days = set()
+        for st in replay(game, r.trajectory) or []:
+            if st.discussion_over() and st.day not in days:
+                days.add(st.day)
+                asked += [x for x in surveys(st) if x.targets]
+    ll = [listening_loglik(b, x) for b, x in zip(reader.beliefs(asked), asked)]
+    return {
+        "game": args.game,
+        "agent": args.agent,
+        "games": args.games,
+        "seed": args.seed,
+        "surveys": len(asked),
+        "loglik": interval(ll),
+        "p_wolf": interval(list(np.exp(ll))),
+        "uniform_loglik": float(np.mean([-np.log(len(x.seats)) for x in asked])) if asked else None,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="werewolf_eval", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -176,6 +215,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     pl.add_argument("--games", type=int, default=100)
     pl.add_argument("--seed", type=int, nargs="+", default=[1000])
     pl.add_argument("--top", type=int, default=5, help="how many of its most frequent utterances to show")
+    pb = sub.add_parser("beliefs", help="how well the agent's model reads who the wolf is (listening)")
+    pb.add_argument("--game", default=GAME)
+    pb.add_argument("--agent", required=True, help="agent spec or a checkpoint directory")
+    pb.add_argument("--games", type=int, default=40)
+    pb.add_argument("--seed", type=int, default=1000)
     ps = sub.add_parser("summary", help="aggregate play outputs (one per seed)")
     ps.add_argument("files", nargs="+")
     ps.add_argument("--before", nargs="+", default=[], help="the same games by the model before training, one per file")
@@ -183,6 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = {
         "play": lambda: play(args),
         "look": lambda: _look(args),
+        "beliefs": lambda: beliefs(args),
         "summary": lambda: summary(args.files, args.before, METRICS),
     }
     return finish("werewolf_eval", args, commands[args.cmd])

@@ -448,3 +448,24 @@ def test_werewolf_eval_look_counts_a_hand_made_transcript(capsys):
     played = json.loads(capsys.readouterr().out)
     assert seen["games"] == 20 and seen["win"] == pytest.approx(played["win"]["mean"], abs=1e-4)
     assert seen["utterances"] > 0 and seen["ballots"] > 0 and sum(s for _, s in seen["said"]) <= 1.0
+
+
+def test_werewolf_eval_beliefs_scores_the_true_wolf_with_the_agents_model(capsys):
+    """``werewolf_eval beliefs``: every living villager surveyed at the end of each day's
+    discussion of scripted games; the mean log-likelihood is the mean of log P(true wolf)."""
+    import json
+    import sys
+
+    pytest.importorskip("transformers")
+    from arena.tools.tiny_model import tiny_model_dir
+
+    sys.path.insert(0, str(REPO / "tools"))
+    import werewolf_eval
+
+    game = "werewolf(players=5,talk=text,scripted=wolves,max_days=2,text=brief)"
+    agent = f"llm:model={tiny_model_dir()},chat=false,templates=configs/llm/werewolf_templates.yaml"
+    assert werewolf_eval.main(["beliefs", "--game", game, "--agent", agent, "--games", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["surveys"] > 0 and out["loglik"]["n"] == out["surveys"]
+    assert out["loglik"]["mean"] < 0 and 0 < out["p_wolf"]["mean"] < 1
+    assert -np.log(4) <= out["uniform_loglik"] <= -np.log(2)  # 2-4 living others to name
