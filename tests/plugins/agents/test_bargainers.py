@@ -84,3 +84,18 @@ def test_conformance_and_bad_use():
         load_agent("subgame_perfect", load_game("ipd"))
     with pytest.raises(ArenaError, match="'threshold' must be an integer 0..10"):
         load_agent("subgame_perfect:threshold=11", load_game("ultimatum"))
+
+
+@pytest.mark.parametrize("threshold", [0, 1, 5])
+def test_every_threshold_profile_is_a_nash_equilibrium_but_only_0_and_1_are_subgame_perfect(threshold):
+    """Exact NashConv (arena.exact) on the tree: (offer t, accept >= t) is a Nash equilibrium for
+    every t (no unilateral deviation pays on the path), but for t > 1 the responder's rejection
+    of the offers 1..t-1 is not a best reply in those subgames: the threat is not credible."""
+    from arena.exact.exploitability import nash_conv
+
+    g = load_game("ultimatum")
+    agent = load_agent(f"subgame_perfect:threshold={threshold}", g)
+    assert nash_conv(g, agent) == pytest.approx(0.0)
+    accepts = answers(agent, g)
+    not_credible = [x for x in range(1, 11) if not accepts[x]]  # rejecting x > 0 forgoes x
+    assert (not not_credible) == (threshold <= 1)
