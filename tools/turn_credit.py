@@ -35,7 +35,7 @@ def _scalars(events: Path, tag: str) -> dict[int, float]:
     return {int(e.step): float(e.value) for e in acc.Scalars(tag)}
 
 
-def curves(directory: Path, games_per_iter: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+def curves(directory: Path, games_per_iter: int, playouts: bool = True) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """seed -> (return per iteration, games played by the end of each iteration), from each
     finished seed's TensorBoard scalars (``train/learner/*``: one point per training step)."""
     out = {}
@@ -51,7 +51,8 @@ def curves(directory: Path, games_per_iter: int) -> dict[int, tuple[np.ndarray, 
         steps = sorted(set(p0) & set(p1))
         ret = np.array([(p0[s] + p1[s]) / 2 for s in steps])
         games = games_per_iter * np.arange(1, len(steps) + 1, dtype=float)
-        games += np.array([extra.get(s, 0.0) for s in steps])  # credit: turn's playouts (cumulative)
+        if playouts:  # credit: turn's playouts (cumulative)
+            games += np.array([extra.get(s, 0.0) for s in steps])
         out[int(seed_dir.name.split("-")[1])] = (ret, games)
     return out
 
@@ -83,6 +84,7 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=4)
     ap.add_argument("--games-per-iter", type=int, default=24)
     ap.add_argument("--resamples", type=int, default=2000)
+    ap.add_argument("--training-games-only", action="store_true", help="do not count credit: turn's playouts")
     args = ap.parse_args()
     w = args.window
     ref = list(curves(Path(args.reference), args.games_per_iter).values())
@@ -92,7 +94,7 @@ def main() -> None:
     report["final_return"] = {"iqm": float(trim_mean(finals, 0.25)), "per_seed": finals}
     rng = np.random.default_rng(0)
     for d in args.others:
-        other = list(curves(Path(d), args.games_per_iter).values())
+        other = list(curves(Path(d), args.games_per_iter, not args.training_games_only).values())
         level, rs, hit = ratios(ref, other, w, ref_games)
         boot = []
         for _ in range(args.resamples):
