@@ -85,7 +85,7 @@ def by_step(root: Path, seeds: list[int]) -> dict[str, Any]:
 def report(root: Path, warmup: int) -> dict[str, Any]:
     from arena.experiments.sweep import aggregate
 
-    arms = {arm: {} for arm in ("selfplay", "fixed")}
+    arms: dict[str, dict[int, dict[str, float]]] = {arm: {} for arm in ("selfplay", "fixed")}
     for arm in arms:
         for run in sorted((root / arm).glob("seed-*")):
             if (run / "metrics.csv").exists():
