@@ -3,9 +3,11 @@ reinforcement learning algorithm that masters chess, shogi, and Go through self-
 2018), the agent the ``alphazero`` trainer improves.
 
 The network is a ``neural`` agent's (an MLP over the observation tensor: actor logits, critic).
-At a new node the search evaluates the state once: the actor's softmax over the legal actions is
-the prior ``P``, and every player's critic on its own observation is the value vector (so the
-backup needs no sign convention). Selection is ``argmax Q_p(a) + c·P(a)·sqrt(N)/(1 + n(a))``
+At a new node the search evaluates the state once, on the mover's observation: the actor's
+softmax over the legal actions is the prior ``P`` and the critic ``v`` the mover's value (what
+the trainer fits: the decider's outcome from the decider's observation); the value vector is
+``v`` for the mover and ``-v`` for the opponent (two-player zero-sum games), and each node's
+``Q`` reads its own mover's entry. Selection is ``argmax Q_p(a) + c·P(a)·sqrt(N)/(1 + n(a))``
 (unvisited: ``Q`` = 0). The root's prior gets Dirichlet noise ``(1-ε)·P + ε·Dir(α)`` while
 training (``noise`` ε, ``alpha``). Moves: sampled from the visit counts for the first
 ``sample_moves`` moves of a game, then the most-visited one; ``greedy`` (evaluation) always
@@ -74,6 +76,11 @@ class AlphaZeroAgent(Agent):
                 f"agent 'alphazero' searches perfect-information turn-based games with a tree view; "
                 f"'{spec.full_name}' is not one"
             )
+        if spec.num_players != 2 or not spec.zero_sum:
+            raise ArenaError(
+                f"agent 'alphazero' searches two-player zero-sum games (its critic values the mover's "
+                f"outcome, the opponent's is the negation); '{spec.full_name}' is not one"
+            )
         if int(p["simulations"]) < 1:
             raise ArenaError("agent 'alphazero': simulations must be >= 1")
         self.game, self.params = game, p
@@ -88,22 +95,32 @@ class AlphaZeroAgent(Agent):
 
     # -- network -------------------------------------------------------------------------------------
     def evaluate(self, states: Sequence[State]) -> list[tuple[dict[int, float], np.ndarray]]:
-        """Prior over the legal actions of the player to move and every player's value, one pass."""
+        """Prior over the legal actions of the player to move and every player's value, one pass.
+
+        The critic is trained on the mover's observation against the mover's outcome, so it is
+        read on the mover's observation only: ``v`` for the mover, ``-v`` for the opponent (two
+        players, zero-sum). Reading it on each player's own observation is wrong where the two
+        observations coincide (tic-tac-toe's board planes): both players would get the mover's
+        value and every opponent node in the search would back up the wrong sign.
+        """
         import torch
 
         if not states:
             return []
-        n, shape = self.game.spec.num_players, self.net.shape
-        rows = [np.asarray(s.observation_tensor(q), dtype=np.float32).reshape(shape) for s in states for q in range(n)]
+        shape = self.net.shape
         movers = [np.asarray(s.observation_tensor(s.current_player()), dtype=np.float32).reshape(shape) for s in states]
         with torch.no_grad():
-            v = self.net.value(torch.as_tensor(np.stack(rows))).numpy().astype(float).reshape(len(states), n)
-            logits = self.net.net.actor(torch.as_tensor(np.stack(movers))).numpy().astype(float)
+            x = torch.as_tensor(np.stack(movers))
+            v = self.net.value(x).numpy().astype(float).reshape(len(states))
+            logits = self.net.net.actor(x).numpy().astype(float)
         out = []
-        for s, lg, val in zip(states, logits, v):
-            legal = s.legal_actions(s.current_player())
+        for s, lg, vm in zip(states, logits, v):
+            mover = s.current_player()
+            legal = s.legal_actions(mover)
             z = lg[legal] - lg[legal].max()
             w = np.exp(z) / np.exp(z).sum()
+            val = np.full(2, -vm)
+            val[mover] = vm
             out.append(({a: float(x) for a, x in zip(legal, w)}, val))
         return out
 

@@ -3,6 +3,8 @@ run resumed from its committed state equal to an uninterrupted one, refusals."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import torch
@@ -34,6 +36,42 @@ def test_search_finds_a_win_in_one_with_an_untrained_network():
         s.apply_action(m)
     agent = load_agent("alphazero:simulations=200,greedy=true", game)
     visits = agent.search_batch([Observation(s, 0, np.random.default_rng(0), TTT)])[0]
+    assert max(visits, key=lambda a: visits[a]) == 2
+
+
+LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+
+
+@functools.lru_cache(maxsize=None)
+def negamax(board: tuple[int, ...]) -> int:
+    """Exact tic-tac-toe value for the player to move (cells: 0 empty, 1 X, 2 O; X moves first)."""
+    mover = 1 if board.count(1) == board.count(2) else 2
+    if any(board[a] == board[b] == board[c] == 3 - mover for a, b, c in LINES):
+        return -1  # the player who just moved has won
+    if 0 not in board:
+        return 0
+    return max(-negamax(board[:i] + (mover,) + board[i + 1 :]) for i in range(9) if board[i] == 0)
+
+
+def oracle_critic(x: torch.Tensor) -> torch.Tensor:
+    """The exact value for the mover from the observation planes (empty, O, X)."""
+    planes = x.reshape(-1, 3, 9)
+    boards = [tuple(int(2 * o + 1 * c) for o, c in zip(p[1], p[2])) for p in planes.tolist()]
+    return torch.tensor([float(negamax(b)) for b in boards])
+
+
+def test_search_with_an_exact_critic_blocks_and_values_the_opponent_with_the_opposite_sign():
+    game = load_game(TTT)
+    s = game.new_initial_state()
+    for m in (0, 4, 1):  # X: 0 1 _ ; O: 4, to move -> must block at 2 (every other move loses)
+        s.apply_action(m)
+    agent = load_agent("alphazero:simulations=40,greedy=true", game)
+    agent.net.value = oracle_critic
+    child = s.clone()
+    child.apply_action(8)  # O does not block: X to move, a win for X
+    _, value = agent.evaluate([child])[0]
+    assert value.tolist() == [1.0, -1.0]  # the mover (X) wins, the opponent (O) loses
+    visits = agent.search_batch([Observation(s, 1, np.random.default_rng(0), TTT)])[0]
     assert max(visits, key=lambda a: visits[a]) == 2
 
 
@@ -89,6 +127,8 @@ def test_a_resumed_league_plays_the_same_games_as_an_uninterrupted_one(tmp_path)
 def test_refusals():
     with pytest.raises(ArenaError, match="perfect-information turn-based"):
         load_agent("alphazero", load_game("leduc_poker"))
+    with pytest.raises(ArenaError, match="two-player zero-sum"):
+        load_agent("alphazero", load_game("openspiel:quoridor(players=3)"))
     with pytest.raises(ArenaError, match="has no parameter"):
         load_agent("alphazero:temperature=1", load_game(TTT))
     game = load_game(TTT)
