@@ -3,8 +3,8 @@
 (iterative Nash policy optimization on judged pairs),
 ``llm_advantage_alignment`` (AA with a leave-one-out group baseline), ``dpo`` (direct preference
 optimization), ``lspo`` (latent space policy optimization for talk games) and ``lspo_playout``
-(LSPO with per-decision playout values, for games too large for CFR: Werewolf), plus
-``arena llm-train``.
+(LSPO with per-decision playout values, for games too large for CFR: Werewolf),
+``proposer_solver`` (self-play task synthesis with a verifier), plus ``arena llm-train``.
 
 All of them update an ``llm`` agent's weights (full or LoRA) with transformers + torch through the
 trainer contract, so they run in ``arena league`` configs as well. See docs/llm_training.md.
@@ -27,6 +27,7 @@ def arena_trainers() -> list[TrainerEntry]:
     from .inpo import INPO, make_inpo
     from .lspo import LSPO, make_lspo
     from .lspo_playout import PlayoutLSPO, make_lspo_playout
+    from .proposer_solver import ProposerSolver, make_proposer_solver
     from .selfplay_rlvr import SelfPlayRLVR, make_selfplay_rlvr
     from .sppo import SPPO, make_sppo
 
@@ -80,5 +81,12 @@ def arena_trainers() -> list[TrainerEntry]:
             "LSPO for large talk games (Werewolf): cluster talk, value each latent strategy and move "
             "by playouts, DPO toward the best",
             {**COMMON, **PlayoutLSPO.defaults},
+        ),
+        TrainerEntry(
+            "proposer_solver",
+            make_proposer_solver,
+            "self-play task synthesis with a verifier: a proposer paid at the solver's frontier "
+            "(4p(1-p) or the SvS band), a solver paid by the verifier, one LLM (SSP, SvS, R-Zero)",
+            {**COMMON, **ProposerSolver.defaults},
         ),
     ]

@@ -41,10 +41,9 @@ import numpy as np
 
 from arena.errors import ArenaError
 from arena.game import Game
-from arena.hookspecs import hookimpl
-from arena.trainer import TrainerEntry, Trajectory
+from arena.trainer import Trajectory
 
-from .base import COMMON, PG_DEFAULTS, LLMTrainer
+from .base import PG_DEFAULTS, LLMTrainer
 from .tokens import Decision
 
 MODES = ("selfplay", "fixed")
@@ -330,15 +329,3 @@ def _check_params(game: Game, p: dict[str, Any]) -> None:
 
 def make_proposer_solver(game: Game, learners: Sequence[Any], **params: Any) -> ProposerSolver:
     return ProposerSolver(game, learners, **params)
-
-
-@hookimpl
-def arena_trainers() -> list[TrainerEntry]:
-    entry = TrainerEntry(
-        "proposer_solver",
-        make_proposer_solver,
-        "self-play task synthesis with a verifier: a proposer paid at the solver's frontier "
-        "(4p(1-p) or the SvS band), a solver paid by the verifier, one LLM (SSP, SvS, R-Zero)",
-        {**COMMON, **ProposerSolver.defaults},
-    )
-    return [entry]
