@@ -1,9 +1,16 @@
 """AlphaZero: PUCT search with exact terminal values, the trainer's targets and buffer, a league
-run resumed from its committed state equal to an uninterrupted one, refusals."""
+run resumed from its committed state (and one killed with SIGKILL mid-step, then rerun) equal to
+an uninterrupted one, refusals."""
 
 from __future__ import annotations
 
 import functools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -16,7 +23,7 @@ from arena.league import LeagueConfig, run_league
 from arena.loading import load_agent, load_game
 from arena.playing.match import play_games
 from arena.plugins.trainers.alphazero import AlphaZeroTrainer
-from support.league import rows
+from support.league import committed, rows
 
 TTT = "openspiel:tic_tac_toe"
 
@@ -121,6 +128,40 @@ def test_a_resumed_league_plays_the_same_games_as_an_uninterrupted_one(tmp_path)
     run_league(load_config(LeagueConfig, None, base=league(tmp_path / "clean", 4)), quiet=True)
     for sub in ("train", "."):
         a, b = rows(tmp_path / "clean" / sub / "arena.sqlite"), rows(tmp_path / "resumed" / sub / "arena.sqlite")
+        assert a == b and len(a) > 0
+
+
+def test_a_league_killed_with_sigkill_and_rerun_stores_the_same_games(tmp_path):
+    """The replay buffer is trainer state: a learner killed mid-step resumes with the buffer and
+    weights of its last committed step, so the rerun stores exactly the uninterrupted run's games."""
+    steps = 6
+    crash, clean = tmp_path / "crash", tmp_path / "clean"
+    cfg = league(crash, steps)
+    cfg["population"][1]["games_per_step"] = 12
+    cfg_file = tmp_path / "league.yaml"
+    cfg_file.write_text(json.dumps(cfg))
+    cmd = [sys.executable, "-m", "arena.cli", "league", str(cfg_file), "--quiet"]
+    env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS="1")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    killed, deadline = None, time.time() + 240
+    try:
+        while time.time() < deadline and proc.poll() is None:
+            c = committed(crash / "arena.sqlite")
+            if c >= 2:
+                os.kill(proc.pid, signal.SIGKILL)
+                killed = c
+                break
+            time.sleep(0.02)
+    finally:
+        proc.wait(timeout=60)
+    assert killed is not None and killed < steps, proc.stderr.read().decode()[-2000:]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    clean_cfg = league(clean, steps)
+    clean_cfg["population"][1]["games_per_step"] = 12
+    run_league(load_config(LeagueConfig, None, base=clean_cfg), quiet=True)
+    for sub in ("train", "."):
+        a, b = rows(clean / sub / "arena.sqlite"), rows(crash / sub / "arena.sqlite")
         assert a == b and len(a) > 0
 
 
