@@ -6,10 +6,8 @@ adapters travel to the workers."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,7 @@ from arena.config import load_config  # noqa: E402
 from arena.league import LeagueConfig, run_league  # noqa: E402
 from arena.tools.tiny_model import tiny_model_dir  # noqa: E402
 from support import REPO  # noqa: E402
-from support.league import committed, rows  # noqa: E402
+from support.league import kill_when, rows  # noqa: E402
 
 STEPS = 4
 GAMES = 12
@@ -61,21 +59,8 @@ def test_lora_league_resumes_after_sigkill_with_identical_stores_and_adapters(tm
     cfg_file.write_text(yaml.safe_dump(lora_league(crash)))
     cmd = [sys.executable, "-m", "arena.cli", "league", str(cfg_file), "--quiet"]
     env = dict(os.environ, PYTHONHASHSEED="0")
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    killed = None
-    deadline = time.time() + 300
-    try:
-        while time.time() < deadline and proc.poll() is None:
-            c = committed(crash / "arena.sqlite")
-            if c >= 1:
-                time.sleep(0.5)  # into the next step
-                os.kill(proc.pid, signal.SIGKILL)
-                killed = c
-                break
-            time.sleep(0.05)
-    finally:
-        proc.wait(timeout=60)
-    assert killed is not None and killed < STEPS, proc.stderr.read().decode()[-2000:]
+    killed = kill_when(cmd, crash / "arena.sqlite", lambda c: c >= 1, env=env, settle=0.5, timeout=300)
+    assert killed < STEPS  # half a second into the next step
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     run_league(load_config(LeagueConfig, None, base=lora_league(clean)), quiet=True)

@@ -5,11 +5,9 @@ are intact, TensorBoard has exactly one point per step."""
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +16,7 @@ import yaml
 from arena.config import load_config
 from arena.league import LeagueConfig, run_league
 from arena.reporting import read_scalars
-from support.league import committed, ppo_kuhn_league, read_only, rows
+from support.league import kill_when, ppo_kuhn_league, read_only, rows
 
 STEPS = 6
 GAMES = 32
@@ -53,21 +51,13 @@ def test_sigkill_mid_step_then_resume_equals_clean_run(tmp_path):
     cfg_file.write_text(yaml.safe_dump(league_yaml(crash_dir)))
     cmd = [sys.executable, "-m", "arena.cli", "league", str(cfg_file), "--quiet"]
     env = dict(os.environ, PYTHONHASHSEED="0")
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    killed_at = None
-    deadline = time.time() + 240
-    try:
-        while time.time() < deadline and proc.poll() is None:
-            c = committed(crash_dir / "arena.sqlite")
-            if c >= 2 and (c + 1) in train_rounds(crash_dir / "train" / "arena.sqlite"):
-                os.kill(proc.pid, signal.SIGKILL)  # games of step c+1 are in the store, the step is not committed
-                killed_at = c
-                break
-            time.sleep(0.02)
-    finally:
-        proc.wait(timeout=60)
-    assert killed_at is not None and killed_at < STEPS, proc.stderr.read().decode()[-2000:]
-    assert proc.returncode == -signal.SIGKILL
+    killed_at = kill_when(  # games of step c+1 are in the store, the step is not committed
+        cmd,
+        crash_dir / "arena.sqlite",
+        lambda c: c >= 2 and (c + 1) in train_rounds(crash_dir / "train" / "arena.sqlite"),
+        env=env,
+    )
+    assert killed_at < STEPS
     partial = rows(crash_dir / "train" / "arena.sqlite")
     assert any(r[2] == killed_at + 1 for r in partial.values())
 

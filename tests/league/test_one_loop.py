@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +15,7 @@ import pytest
 
 import arena
 from support import REPO, arena_cmd
-from support.league import committed, ppo_kuhn_league, rows
+from support.league import kill_when, ppo_kuhn_league, rows
 
 torch = pytest.importorskip("torch")
 
@@ -208,18 +206,7 @@ def _clean_and_killed_runs(tmp_path: Path, args: list[str], env: dict, kill_at: 
     )
     assert clean.returncode == 0, clean.stderr[-2000:]
     crash = arena_cmd() + args + [f"out={tmp_path / 'crash'}"]
-    proc = subprocess.Popen(crash, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    db, killed = tmp_path / "crash" / "arena.sqlite", None
-    deadline = time.time() + 240
-    while time.time() < deadline and proc.poll() is None:
-        now = committed(db)
-        if now >= kill_at:
-            os.kill(proc.pid, signal.SIGKILL)
-            killed = now
-            break
-        time.sleep(0.01)
-    proc.wait(timeout=60)
-    assert killed is not None and killed < steps, proc.stderr.read().decode()[-2000:]
+    assert kill_when(crash, tmp_path / "crash" / "arena.sqlite", lambda c: c >= kill_at, env=env) < steps
     again = subprocess.run(crash, capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0, again.stderr[-2000:]
     finals = {}

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 
 from support import arena_cmd
-from support.league import committed, rows
+from support.league import kill_when, rows
 from support.packages import make_package, pip_install
 
 LEARNER = '''
@@ -141,18 +139,7 @@ def test_third_party_learner_league_survives_sigkill(tmp_path, learner_path, sub
     clean = subprocess.run(runs["clean"], capture_output=True, text=True, env=env, timeout=300)
     assert clean.returncode == 0, clean.stderr[-2000:]
 
-    proc = subprocess.Popen(runs["crash"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    killed = None
-    deadline = time.time() + 240
-    while time.time() < deadline and proc.poll() is None:
-        c = committed(tmp_path / "crash" / "arena.sqlite")
-        if c >= 2:
-            os.kill(proc.pid, signal.SIGKILL)
-            killed = c
-            break
-        time.sleep(0.01)
-    proc.wait(timeout=60)
-    assert killed is not None and killed < STEPS, proc.stderr.read().decode()[-2000:]
+    assert kill_when(runs["crash"], tmp_path / "crash" / "arena.sqlite", lambda c: c >= 2, env=env) < STEPS
     again = subprocess.run(runs["crash"], capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0, again.stderr[-2000:]
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
+import subprocess
+import time
 from pathlib import Path
+from typing import Callable
 
 
 def ppo_kuhn_league(
@@ -68,3 +73,34 @@ def committed(db: Path) -> int:
             return int(r[0]) if r else 0
     except sqlite3.Error:
         return 0
+
+
+def kill_when(
+    cmd: list[str],
+    db: Path,
+    ready: Callable[[int], bool],
+    *,
+    env: dict | None = None,
+    settle: float = 0.0,
+    timeout: float = 240.0,
+) -> int:
+    """Start ``cmd`` (a run writing the store ``db``), SIGKILL it ``settle`` seconds after
+    ``ready(committed steps)`` first holds, and return that step count; fails with the run's
+    stderr when it ended, or was still short of ``ready``, before it could be killed."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    killed, deadline = None, time.time() + timeout
+    try:
+        while time.time() < deadline and proc.poll() is None:
+            steps = committed(db)
+            if ready(steps):
+                time.sleep(settle)
+                os.kill(proc.pid, signal.SIGKILL)
+                killed = steps
+                break
+            time.sleep(0.02)
+    finally:
+        if proc.poll() is None and killed is None:
+            proc.kill()
+        proc.wait(timeout=60)
+    assert killed is not None and proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-2000:]
+    return killed

@@ -7,10 +7,8 @@ from __future__ import annotations
 import functools
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -23,7 +21,7 @@ from arena.league import LeagueConfig, run_league
 from arena.loading import load_agent, load_game
 from arena.playing.match import play_games
 from arena.plugins.trainers.alphazero import AlphaZeroTrainer
-from support.league import committed, rows
+from support.league import kill_when, rows
 
 TTT = "openspiel:tic_tac_toe"
 
@@ -142,19 +140,7 @@ def test_a_league_killed_with_sigkill_and_rerun_stores_the_same_games(tmp_path):
     cfg_file.write_text(json.dumps(cfg))
     cmd = [sys.executable, "-m", "arena.cli", "league", str(cfg_file), "--quiet"]
     env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS="1")
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    killed, deadline = None, time.time() + 240
-    try:
-        while time.time() < deadline and proc.poll() is None:
-            c = committed(crash / "arena.sqlite")
-            if c >= 2:
-                os.kill(proc.pid, signal.SIGKILL)
-                killed = c
-                break
-            time.sleep(0.02)
-    finally:
-        proc.wait(timeout=60)
-    assert killed is not None and killed < steps, proc.stderr.read().decode()[-2000:]
+    assert kill_when(cmd, crash / "arena.sqlite", lambda c: c >= 2, env=env) < steps
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     clean_cfg = league(clean, steps)

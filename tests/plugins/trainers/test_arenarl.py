@@ -7,12 +7,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import signal
-import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +24,7 @@ from arena.loading import (
 )
 from arena.tools.tiny_model import tiny_model_dir  # noqa: E402
 from arena.trainer import Trajectory  # noqa: E402
+from support.league import committed, kill_when  # noqa: E402
 
 
 def _answer(game, instance, text):
@@ -84,15 +81,6 @@ def league(out: Path, judge, steps: int = 2, group: int = 4) -> dict:
     }
 
 
-def committed(db: Path) -> int:
-    try:
-        with sqlite3.connect(db, timeout=1) as c:
-            r = c.execute("SELECT value FROM meta WHERE key='league_step'").fetchone()
-            return int(r[0]) if r else 0
-    except sqlite3.Error:
-        return 0
-
-
 @pytest.mark.slow
 def test_arenarl_league_with_llm_judge_resumes_after_sigkill(tmp_path):
     judge = {"name": "llm", "model": str(tiny_model_dir(1))}
@@ -100,19 +88,7 @@ def test_arenarl_league_with_llm_judge_resumes_after_sigkill(tmp_path):
     out = tmp_path / "run"
     cfg.write_text(yaml.safe_dump(league(out, judge)))
     cmd = [sys.executable, "-m", "arena.cli", "league", str(cfg), "--quiet"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 240
-    killed = False
-    try:
-        while time.time() < deadline and proc.poll() is None:
-            if committed(out / "arena.sqlite") >= 1:
-                os.kill(proc.pid, signal.SIGKILL)
-                killed = True
-                break
-            time.sleep(0.05)
-    finally:
-        proc.wait(timeout=60)
-    assert killed, proc.stderr.read().decode()[-2000:]
+    kill_when(cmd, out / "arena.sqlite", lambda c: c >= 1)
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     board = json.loads((out / "leaderboard.json").read_text())
