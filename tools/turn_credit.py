@@ -22,7 +22,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import trim_mean
+
+from arena.experiments.sweep import iqm
 
 
 def _scalars(events: Path, tag: str) -> dict[int, float]:
@@ -68,7 +69,7 @@ def reach(ret: np.ndarray, games: np.ndarray, level: float, w: int) -> tuple[flo
 
 
 def ratios(ref: list, other: list, w: int, ref_games: float) -> tuple[float, list[float], list[bool]]:
-    final = float(trim_mean([np.mean(r[-w:]) for r, _ in ref], 0.25))
+    final = float(iqm([np.mean(r[-w:]) for r, _ in ref]))
     out, hit = [], []
     for r, g in other:
         x, ok = reach(r, g, final, w)
@@ -91,7 +92,7 @@ def main() -> None:
     ref_games = float(np.median([g[-1] for _, g in ref]))
     report: dict = {"reference": args.reference, "seeds": len(ref), "games": ref_games, "window": w}
     finals = [float(np.mean(r[-w:])) for r, _ in ref]
-    report["final_return"] = {"iqm": float(trim_mean(finals, 0.25)), "per_seed": finals}
+    report["final_return"] = {"iqm": float(iqm(finals)), "per_seed": finals}
     rng = np.random.default_rng(0)
     for d in args.others:
         other = list(curves(Path(d), args.games_per_iter, not args.training_games_only).values())
@@ -100,15 +101,15 @@ def main() -> None:
         for _ in range(args.resamples):
             a = [ref[i] for i in rng.integers(len(ref), size=len(ref))]
             b = [other[i] for i in rng.integers(len(other), size=len(other))]
-            boot.append(trim_mean(ratios(a, b, w, ref_games)[1], 0.25))
+            boot.append(iqm(ratios(a, b, w, ref_games)[1]))
         ofinals = [float(np.mean(r[-w:])) for r, _ in other]
         report[d] = {
             "level": level,
-            "ratio_iqm": float(trim_mean(rs, 0.25)),
+            "ratio_iqm": float(iqm(rs)),
             "ratio_ci95": [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))],
             "ratio_per_seed": rs,
             "reached": hit,
-            "final_return": {"iqm": float(trim_mean(ofinals, 0.25)), "per_seed": ofinals},
+            "final_return": {"iqm": float(iqm(ofinals)), "per_seed": ofinals},
             "games": float(np.median([g[-1] for _, g in other])),
         }
     print(json.dumps(report, indent=2))

@@ -55,8 +55,10 @@ import numpy as np
 
 from arena.errors import ArenaError
 from arena.game import Game
+from arena.plugins.trainers.ppo import gae  # turn-level GAE is PPO's over turns, V after the last turn 0
 from arena.trainer import Trajectory
 
+from .aa import returns_to_go
 from .rollout import playout_finals, replay
 from .tokens import Decision
 
@@ -72,29 +74,6 @@ CREDIT_DEFAULTS: dict[str, Any] = {
     "critic_steps": 20,
 }
 """The credit knobs a trainer merges into its ``defaults`` (module docstring)."""
-
-
-def returns_to_go(rewards: Sequence[float] | np.ndarray, gamma: float) -> np.ndarray:
-    """``G_k = sum_j gamma^j r_{k+j}``."""
-    g, out = 0.0, np.zeros(len(rewards))
-    for k in range(len(rewards) - 1, -1, -1):
-        g = float(rewards[k]) + gamma * g
-        out[k] = g
-    return out
-
-
-def gae(
-    rewards: Sequence[float] | np.ndarray, values: Sequence[float] | np.ndarray, gamma: float, lam: float
-) -> np.ndarray:
-    """Turn-level GAE with ``V_n = 0`` after the last turn (the game ended)."""
-    n = len(rewards)
-    out, acc = np.zeros(n), 0.0
-    for k in range(n - 1, -1, -1):
-        nxt = float(values[k + 1]) if k + 1 < n else 0.0
-        delta = float(rewards[k]) + gamma * nxt - float(values[k])
-        acc = delta + gamma * lam * acc
-        out[k] = acc
-    return out
 
 
 def turns(decisions: Sequence[Decision]) -> dict[tuple[int, int], list[int]]:
