@@ -158,7 +158,7 @@ class DPO(LLMTrainer):
             self.updates += 1
             return {"dpo/pairs": 0.0}
         if self.p["reference"] == "iteration":
-            self.reference = self.model.frozen_copy()
+            self.model.refresh(self.reference)
         with torch.no_grad():
             ref_c, ref_r = self.pair_logprobs(pairs, grad=False, model=self.reference)
         # a per-token mean already (per_token pairs) or a sum over the chosen response's tokens

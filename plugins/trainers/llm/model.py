@@ -314,6 +314,15 @@ class TrainableLLM:
             p.requires_grad_(False)
         return m.eval()
 
+    def refresh(self, frozen: Any) -> Any:
+        """Copy the current weights into ``frozen`` (a :meth:`frozen_copy`) and return it: a
+        reference that moves reuses its copy instead of adding an adapter or a model each time."""
+        if isinstance(frozen, AdapterRef):
+            frozen.base.set_state(frozen.name, frozen.base.state(str(self.adapter)))
+        else:
+            frozen.load_state_dict(self.model.state_dict())
+        return frozen
+
     # -- weights out ---------------------------------------------------------------------------
     def merged_state(self) -> Iterator[tuple[str, Any]]:
         """(HF name, tensor) of the full model, LoRA adapters merged in (what vLLM and a

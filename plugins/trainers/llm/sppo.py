@@ -35,21 +35,33 @@ K − 1 sampled from pi_t from the same state), the judge compares every pair,
 ``P̂(y_i ≻ pi_t) = (1/K) Σ_j P(y_i ≻ y_j)`` (the response itself counting ½), and the regression
 runs on each response's summed log-prob (:mod:`.preference_text`).
 
-``average: true`` keeps the *averaged iterate* (the running mean of the weights after each
-iteration): SPPO's guarantee is for the averaged iterate, and per-state Hedge on a sequential
-game cycles; the last iterate still samples (SPPO needs pi_t), the kept one is
-what snapshots save, and on tree games its exploitability is reported every iteration
+``average`` keeps a second policy beside the last iterate: SPPO's guarantee is for the averaged
+iterate, and per-state Hedge cycles. The last iterate still samples (SPPO needs pi_t); the kept
+one is what snapshots save, and on tree games its exploitability is reported every iteration
 (``sppo/kept_exploitability``) beside the last iterate's (``sppo/last_exploitability``).
+
+- ``weights`` (or ``true``): the running mean of the weights after each iteration. Cheap, but a
+  mean of weights is not the mean of the policies: on ``cyclic_preference`` the exact Hedge
+  iterates' log-space mean stays 0.3–0.75 (L1) from the von Neumann winner while their mixture
+  converges.
+- ``policy``: the mixture (1/T) Σ_t pi_t itself, distilled as NFSP keeps its average policy
+  (Heinrich and Silver, arXiv 1603.01121): every decision pi_t made in an iteration (the sampled
+  responses of the free-text groups, the learner's recorded decisions on other games) enters a
+  reservoir of ``average_buffer`` decisions, a uniform sample of all iterations so far, and the
+  kept weights take ``average_steps`` maximum-likelihood steps on minibatches of
+  ``average_batch`` from it (their own Adam, ``average_lr``; the kept model starts as pi_1).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Sequence
 
 import numpy as np
 
 from arena.errors import ArenaError
 from arena.game import Game
+from arena.rng import derive_seed
 from arena.trainer import Trajectory
 
 from .base import LLMTrainer
@@ -67,6 +79,10 @@ class SPPO(LLMTrainer):
         "against": "policy",
         "average": False,
         "samples": 4,
+        "average_steps": 4,
+        "average_batch": 64,
+        "average_buffer": 4096,
+        "average_lr": None,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -91,9 +107,14 @@ class SPPO(LLMTrainer):
         self.scale = max(abs(game.spec.min_utility), abs(game.spec.max_utility)) or 1.0
         self.kept: dict[str, Any] | None = None
         self.kept_count = 0
-        if self.p["average"]:
+        self.average = average_kind(self.p["average"])
+        if self.average:
             self._save_last = self.agent.save
             self.agent.save = self.save_kept
+        if self.average == "policy":
+            self.keep()  # the distilled average starts as pi_1
+            self.reservoir = Reservoir(int(self.p["average_buffer"]), derive_seed(int(self.p["seed"]), "sppo-avg"))
+            self.average_optimizer: Any = None
 
     def _candidates(self, obs: Any, rng: np.random.Generator) -> list[int]:
         k = int(self.p["candidates"])
@@ -206,6 +227,46 @@ class SPPO(LLMTrainer):
     def _params(self) -> dict[str, Any]:
         return self.model.trainable_parameters()
 
+    def fold(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
+        """After an iteration: the kept iterate takes in pi_t (module docstring, ``average``)."""
+        if self.average == "weights":
+            self.keep()
+            return {}
+        if self.average != "policy":
+            return {}
+        from .tokens import learner_decisions
+
+        for d in learner_decisions(trajectories, self.agent):
+            self.reservoir.add(d)
+        return {"sppo/average_nll": self.distil()}
+
+    def distil(self) -> float:
+        """``average_steps`` maximum-likelihood steps of the kept weights on the reservoir."""
+        import torch
+
+        from .tokens import action_logprobs
+
+        if not self.reservoir.items:
+            return float("nan")
+        self._swap()
+        try:
+            if self.average_optimizer is None:
+                lr = self.p["average_lr"] if self.p["average_lr"] is not None else self.p["lr"]
+                self.average_optimizer = torch.optim.Adam(self.model.params, lr=float(lr))
+            nll = 0.0
+            for _ in range(int(self.p["average_steps"])):
+                batch = self.reservoir.batch(int(self.p["average_batch"]))
+                loss = -action_logprobs(self.model, batch, grad=True)[0].mean()
+                self.average_optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.model.params, self.model.max_grad_norm)
+                self.average_optimizer.step()
+                nll = float(loss.detach())
+        finally:
+            self._swap()
+            self.model.model.eval()
+        return nll
+
     def keep(self) -> None:
         """Fold the current weights into the running mean (the kept iterate)."""
         import torch
@@ -254,12 +315,28 @@ class SPPO(LLMTrainer):
 
     def extra_state(self) -> dict[str, Any]:
         judge = self.judge.state_dict() if self.judge is not None else {}  # a noisy judge's draws resume too
-        return {"kept": dict(self.kept) if self.kept is not None else {}, "kept_count": self.kept_count, "judge": judge}
+        out = {"kept": dict(self.kept) if self.kept is not None else {}, "kept_count": self.kept_count, "judge": judge}
+        if self.average == "policy":
+            opt = self.average_optimizer.state_dict() if self.average_optimizer is not None else None
+            reservoir = self.reservoir.state()
+            reservoir["items"] = [dataclasses.asdict(d) for d in reservoir["items"]]  # plain data: a weights_only file
+            out["average"] = {"reservoir": reservoir, "optimizer": opt}
+        return out
 
     def load_extra_state(self, state: dict[str, Any]) -> None:
         kept = state.get("kept") or {}
         self.kept = {k: v.clone() for k, v in kept.items()} if kept else None
         self.kept_count = int(state.get("kept_count", 0))
+        if self.average == "policy" and state.get("average"):
+            from .tokens import Decision
+
+            reservoir = dict(state["average"]["reservoir"])
+            self.reservoir.load({**reservoir, "items": [Decision(**d) for d in reservoir["items"]]})
+            if state["average"]["optimizer"] is not None:
+                import torch
+
+                self.average_optimizer = torch.optim.Adam(self.model.params)
+                self.average_optimizer.load_state_dict(state["average"]["optimizer"])
         if self.judge is not None:
             self.judge.load_state_dict(state.get("judge", {}))
 
@@ -288,8 +365,6 @@ class SPPO(LLMTrainer):
         judge's pairwise margins within the group, the regression on whole-response log-probs."""
         import torch
 
-        from arena.rng import derive_seed
-
         from .preference_text import pair_margins, response_logprobs, sampled_groups, win_rates
 
         assert self.judge is not None
@@ -309,9 +384,9 @@ class SPPO(LLMTrainer):
             self.model.step(loss)
             losses.append(float(loss.detach()))
         self.model.sync()
-        if self.p["average"]:
-            self.keep()
+        kept = self.fold(trajs)
         return {
+            **kept,
             "sppo/loss_first": losses[0],
             "sppo/loss_last": losses[-1],
             "sppo/prompts": float(len(groups)),
@@ -345,10 +420,10 @@ class SPPO(LLMTrainer):
         self.updates += 1
         p_hat = [p for _, c in items for p in c.values()]
         extra: dict[str, float] = {}
-        if self.p["average"]:
-            self.keep()
+        if self.average:
+            extra = self.fold(trajectories)
             if self.game.spec.tree and self.agent.has_policy:
-                extra = {
+                extra |= {
                     "sppo/kept_exploitability": self._exploitability(kept=True),
                     "sppo/last_exploitability": self._exploitability(kept=False),
                 }
@@ -360,6 +435,48 @@ class SPPO(LLMTrainer):
             "sppo/p_hat_spread": float(np.mean(np.abs(np.array(p_hat) - 0.5))),
             "sppo/skipped_games": float(skipped),
         }
+
+
+def average_kind(value: Any) -> str:
+    """``average``'s kind: '' (none), 'weights' or 'policy'; one clear error otherwise."""
+    if value is None or value is False or value in ("false", "none"):
+        return ""
+    if value is True or value in ("true", "weights"):
+        return "weights"
+    if value == "policy":
+        return "policy"
+    raise ArenaError(f"trainer 'sppo': average must be false, weights (true) or policy, got {value!r}")
+
+
+class Reservoir:
+    """A uniform sample of at most ``size`` of every item ever added (reservoir sampling, as
+    NFSP's average-policy memory), seeded, so a resumed run keeps the same sample."""
+
+    def __init__(self, size: int, seed: int) -> None:
+        if size < 1:
+            raise ArenaError(f"trainer 'sppo': average_buffer must be at least 1, got {size}")
+        self.size, self.seen, self.items = size, 0, []
+        self.rng = np.random.default_rng(seed)
+
+    def add(self, item: Any) -> None:
+        self.seen += 1
+        if len(self.items) < self.size:
+            self.items.append(item)
+            return
+        k = int(self.rng.integers(self.seen))
+        if k < self.size:
+            self.items[k] = item
+
+    def batch(self, n: int) -> list[Any]:
+        idx = self.rng.integers(len(self.items), size=min(n, len(self.items)))
+        return [self.items[i] for i in idx]
+
+    def state(self) -> dict[str, Any]:
+        return {"seen": self.seen, "items": list(self.items), "rng": self.rng.bit_generator.state}
+
+    def load(self, state: dict[str, Any]) -> None:
+        self.seen, self.items = int(state["seen"]), list(state["items"])
+        self.rng.bit_generator.state = state["rng"]
 
 
 def make_sppo(game: Game, learners: Sequence[Any], **params: Any) -> SPPO:
