@@ -29,7 +29,10 @@ def arena_games() -> list[GameEntry]:
         ),
         GameEntry("chicken", chicken, "iterated chicken (matrix-game preset)", {"payoffs": "[3,1,4,0]", **window}),
         GameEntry(
-            "coin_game", CoinGame, "Coin Game (LOLA rules) on a torus", {"size": 3, "horizon": 16, "discount": 1.0}
+            "coin_game",
+            CoinGame,
+            "Coin Game (LOLA rules) on a torus; memory=k: the last k steps' pickups",
+            {"size": 3, "horizon": 16, "discount": 1.0, "memory": 0},
         ),
         GameEntry(
             "public_goods",

@@ -10,6 +10,15 @@ by ``new_initial_state(seed)``), so the game has no tree view.
 
 Observation tensor, egocentric (rolled so the observer sits at the centre cell): four planes
 (self, other, coin of my colour, coin of the other's colour), shape ``(4, size, size)``.
+
+``memory=k`` (default 0: none) adds four constant planes that count the pickups of the last
+``k`` steps from the observer's side (:data:`PICKUP_EVENTS`: I took my coin, I took the other's
+coin, the other took its coin, the other took my coin); shape ``(8, size, size)``. It plays the
+role of ``ipd(memory=k)``: without it the observation is the grid alone, and a policy cannot
+tell a co-player who takes its coins from one who does not, so it cannot retaliate
+(docs/results/social_dilemmas.md). Counts over a window rather than one plane per step keep the
+observations few (a policy needs who took whose coin lately, not in which step), so decisions
+repeat and Advantage Alignment's ``past: partner`` credit finds peers to compare with.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from .base import RoundGame, RoundState, check_horizon, make_spec
 MOVES = ((-1, 0), (1, 0), (0, -1), (0, 1))
 MOVE_NAMES = ("up", "down", "left", "right")
 COLOURS = ("red", "blue")
+PICKUP_EVENTS = ("I took my coin", "I took the other's coin", "the other took its coin", "the other took my coin")
 
 
 class CoinState(RoundState):
@@ -39,6 +49,7 @@ class CoinState(RoundState):
         self.coin_colour = int(self.rng.integers(2))
         self.coin = self._free_cell()
         self.picks = np.zeros((2, 2), dtype=int)  # picks[p][own?0:1]
+        self.taken: list[tuple[int, int]] = []  # per step: colour of the coin each player took (-1: none)
 
     def _free_cell(self) -> tuple[int, int]:
         n = self.game.size
@@ -53,6 +64,7 @@ class CoinState(RoundState):
             self.pos[p] = ((r + dr) % n, (c + dc) % n)
         rewards = [0.0, 0.0]
         takers = [p for p in range(2) if self.pos[p] == self.coin]
+        self.taken.append((self.coin_colour if 0 in takers else -1, self.coin_colour if 1 in takers else -1))
         for p in takers:
             rewards[p] += 1.0
             own = p == self.coin_colour
@@ -71,7 +83,20 @@ class CoinState(RoundState):
         planes[1][self.pos[1 - player]] = 1
         planes[2 if self.coin_colour == player else 3][self.coin] = 1
         r, c = self.pos[player]
-        return np.roll(planes, (n // 2 - r, n // 2 - c), axis=(1, 2))
+        grid = np.roll(planes, (n // 2 - r, n // 2 - c), axis=(1, 2))
+        k = self.game.memory
+        if not k:
+            return grid
+        counts = np.zeros(4, dtype=np.float32)
+        for taken in self.taken[-k:]:
+            counts += self.pickup_events(player, taken)
+        return np.concatenate([grid, np.broadcast_to(counts[:, None, None], (4, n, n))])
+
+    @staticmethod
+    def pickup_events(player: int, taken: tuple[int, int]) -> list[float]:
+        """One step's pickups from ``player``'s side, in :data:`PICKUP_EVENTS` order."""
+        me, other = taken[player], taken[1 - player]
+        return [float(me == player), float(me == 1 - player), float(other == 1 - player), float(other == player)]
 
     def action_label(self, player: int, action: int) -> str:
         return MOVE_NAMES[action]
@@ -104,7 +129,16 @@ class CoinState(RoundState):
             grid=self.grid_text().split("\n"),
             picks={"own": int(self.picks[player][0]), "other": int(self.picks[player][1])},
         )
+        if self.game.memory:
+            out["recent_pickups"] = self.recent_pickups(player)
         return out
+
+    def recent_pickups(self, player: int) -> list[str]:
+        """The last ``memory`` steps' pickups, oldest first, in words (empty steps as "none")."""
+        window = self.taken[-self.game.memory :]
+        return [
+            "; ".join(e for e, on in zip(PICKUP_EVENTS, self.pickup_events(player, t)) if on) or "none" for t in window
+        ]
 
     def observation_text(self, player: int) -> str:
         me = COLOURS[player]
@@ -116,6 +150,8 @@ class CoinState(RoundState):
             f"Totals: you {self.totals[player]:g}, other {self.totals[1 - player]:g}. "
             f"Coins taken by you: {self.picks[player][0]} yours, {self.picks[player][1]} the other's.",
         ]
+        if self.game.memory and self.taken:
+            lines.append("Pickups in the last steps, oldest first: " + ", ".join(self.recent_pickups(player)) + ".")
         if not self.is_terminal():
             lines.append("Legal: up, down, left, right.")
         return "\n".join(lines)
@@ -136,18 +172,21 @@ class CoinState(RoundState):
 class CoinGame(RoundGame):
     state_class = CoinState
 
-    def __init__(self, size: int = 3, horizon: int = 16, discount: float = 1.0) -> None:
+    def __init__(self, size: int = 3, horizon: int = 16, discount: float = 1.0, memory: int = 0) -> None:
         if not isinstance(size, int) or size < 2:
             raise ArenaError(f"game 'coin_game': size must be an integer >= 2, got {size!r}")
-        self.size = size
+        if not isinstance(memory, int) or isinstance(memory, bool) or memory < 0:
+            raise ArenaError(f"game 'coin_game': memory must be an integer >= 0, got {memory!r}")
+        self.size, self.memory = size, memory
         self.horizon, self.discount = check_horizon("coin_game", horizon, discount)
-        defaults = {"size": 3, "horizon": 16, "discount": 1.0}
-        params = {k: v for k, v in {"size": size, "horizon": horizon, "discount": discount}.items() if v != defaults[k]}
+        defaults = {"size": 3, "horizon": 16, "discount": 1.0, "memory": 0}
+        given = {"size": size, "horizon": horizon, "discount": discount, "memory": memory}
+        params = {k: v for k, v in given.items() if v != defaults[k]}
         self.spec = make_spec(
             "coin_game",
             2,
             4,
-            (4, size, size),
+            (8 if memory else 4, size, size),
             -2.0 * self.horizon,
             2.0 * self.horizon,
             self.horizon,
@@ -161,8 +200,37 @@ class CoinGame(RoundGame):
     def scripted_kinds(self) -> tuple[str, ...]:
         return ("always_cooperate", "always_defect", "take_every_coin")
 
+    def agent_metrics(self, agent: Any) -> dict[str, float]:
+        """The retaliation probe: P(step onto the coin) when it lies next to the player, for the
+        other's coin and for its own (red at the centre, the coin on each of its 4 neighbours,
+        blue on every other free cell: the mean over those 28 states). ``calm``: no pickups in
+        memory; ``after its grab`` (``memory`` > 0): blue took red's coin on the step before. A
+        reciprocator reads near 0 and near 1 for the other's coin, near 1 for its own; a policy
+        that cannot see the history has only the calm reading; one that ignores the coin reads 0.25."""
+        from arena.agent import Observation
+
+        if not agent.has_policy:
+            return {}
+        histories = {"calm": []} if not self.memory else {"calm": [], "after its grab": [(-1, 0)]}
+        n, mid = self.size, (self.size // 2, self.size // 2)
+        out = {}
+        for label, taken in histories.items():
+            for colour, whose in ((1, "other's"), (0, "own")):
+                probs = []
+                for a, (dr, dc) in enumerate(MOVES):
+                    coin = ((mid[0] + dr) % n, (mid[1] + dc) % n)
+                    for other in [divmod(c, n) for c in range(n * n)]:
+                        if other in (mid, coin):
+                            continue
+                        state = self.new_initial_state(seed=0)
+                        state.pos, state.coin, state.coin_colour, state.taken = [mid, other], coin, colour, list(taken)
+                        obs = Observation(state, 0, np.random.default_rng(0), self.spec.full_name)
+                        probs.append(float(agent.policy(obs)[a]))
+                out[f"probe/P(take {whose} coin|{label})"] = float(np.mean(probs))
+        return out
+
     def scripted_action(self, kind: str, obs: Any) -> int:
-        planes = np.asarray(obs.tensor).reshape(4, self.size, self.size)
+        planes = np.asarray(obs.tensor).reshape(-1, self.size, self.size)[:4]  # the grid; memory planes unused
         if kind in ("take_every_coin", "always_defect"):
             target = planes[2] + planes[3]
         elif kind == "always_cooperate":  # chase own coins only; otherwise step away from the coin
