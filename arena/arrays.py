@@ -11,11 +11,24 @@ Chance and the agents' draws come from :class:`ArrayRandom`: the per-game SplitM
 node with one uniform by inverse CDF over the outcomes in the order ``State.chance_outcomes``
 lists them (what the runner's ``sample_chance`` does), so a game's outcome is the same whichever
 face played it, given the same agent decisions.
+
+Info states come two ways. A face with tables (``ArrayFace.tabled``, the card and matrix games)
+numbers each info state the first time it turns up: :meth:`ArrayGames.info_states` gives those
+numbers, and the face's tables give their keys and tensors, so an agent can cache per number. A
+face whose info states are too many to table (connect four: an info state is the whole move
+history) sets ``tabled = False``: it has no numbers, and its games compute each row's key
+(:meth:`ArrayGames.info_state_keys`) and tensor (:meth:`ArrayGames.observations`) directly.
+
+A plugin may attach a face to a game it does not define (an ``openspiel:`` game loaded through
+the OpenSpiel adapter) with the ``arena_array_faces`` hook: an :class:`ArrayFaceEntry` named after
+the game, whose factory builds the face for a loaded game (or ``None`` for parameters it does not
+cover).
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -120,11 +133,18 @@ class ArrayGames:
 
     def info_states(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         """Each row's player's information state, as indices into the face's tables
-        (:meth:`ArrayFace.info_state_key`, :meth:`observations`): stable for the face's lifetime."""
+        (:meth:`ArrayFace.info_state_key`, :meth:`observations`): stable for the face's lifetime.
+        Only faces with tables (``face.tabled``) have them."""
         raise NotImplementedError
 
+    def info_state_keys(self, rows: np.ndarray, player: int | None = None) -> list[str]:
+        """Each row's player's ``State.information_state_key``: the table's keys of
+        :meth:`info_states`, or computed per row by a face without tables."""
+        key = self.face.info_state_key
+        return [key(i) for i in self.info_states(rows, player).tolist()]
+
     def observations(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
-        """``float32 [R, *observation_shape]``: what ``State.observation_tensor`` gives each row's player."""
+        """``float32 [R, ...]``: what ``State.observation_tensor`` gives each row's player."""
         return self.face.tensors(self.info_states(rows, player))
 
     def outcome_info(self, row: int) -> dict[str, Any] | None:
@@ -137,6 +157,11 @@ class ArrayFace:
 
     num_players: int
     num_actions: int
+    tabled: bool = True
+    """True: info states are numbered (:meth:`ArrayGames.info_states`) and their keys and tensors
+    kept in the face's tables (:meth:`info_state_key`, :meth:`tensors`). False: the games compute
+    keys and tensors per row (:meth:`ArrayGames.info_state_keys`, :meth:`ArrayGames.observations`)
+    and have no ``info_states``."""
 
     def reset(self, rng: ArrayRandom) -> ArrayGames:
         """``len(rng)`` new games, past their opening chance nodes (drawn from ``rng``)."""
@@ -148,6 +173,17 @@ class ArrayFace:
 
     def tensors(self, indices: np.ndarray) -> np.ndarray:
         raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ArrayFaceEntry:
+    """A face for a game the plugin does not define (hook ``arena_array_faces``): ``name`` is the
+    game's name without parameters (``openspiel:connect_four``); ``factory(game)`` builds the face
+    of a loaded game, or returns ``None`` when the game's parameters are not covered."""
+
+    name: str
+    factory: Callable[[Any], ArrayFace | None]
+    description: str = ""
 
 
 def acts_on_arrays(agent: Any) -> bool:

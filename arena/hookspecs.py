@@ -22,6 +22,7 @@ hookimpl = pluggy.HookimplMarker("arena")
 
 if TYPE_CHECKING:
     from arena.agent import AgentEntry
+    from arena.arrays import ArrayFaceEntry
     from arena.cli_api import Benchmark, Command
     from arena.game import GameEntry, GameNamespace
     from arena.judge import JudgeEntry
@@ -63,6 +64,12 @@ def arena_commands() -> "list[Command]":
 @hookspec
 def arena_benchmarks() -> "list[Benchmark]":
     """Benchmarks run by ``arena bench NAME``."""
+
+
+@hookspec
+def arena_array_faces() -> "list[ArrayFaceEntry]":
+    """Array faces (:mod:`arena.arrays`) for games this plugin does not define, by game name
+    (``openspiel:connect_four``): the OpenSpiel adapter's games look theirs up here."""
 
 
 # -- events ------------------------------------------------------------------------------------
@@ -134,7 +141,8 @@ def arena_match_finished(result: Any, context: RunContext) -> None:
 def arena_matches_finished(results: list[Any], context: RunContext) -> None:
     """Games finished and were recorded together: one call per committed batch of a tournament
     or league, per batch of ``arena match``, per hosted game (``results`` are their
-    :class:`arena.playing.match.GameResult` objects; ``context`` as for ``arena_match_finished``, without
+    :class:`arena.playing.match.GameResult` objects — for an array-path batch of ``arena match`` a
+    sequence that builds them when first read; ``context`` as for ``arena_match_finished``, without
     the per-game keys). Fired besides ``arena_match_finished``; an observer that only counts
     games implements this one. Why: a run builds the per-game event (a context dict per game)
     only when some plugin implements ``arena_match_finished`` — for a cheap game that event cost

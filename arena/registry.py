@@ -38,6 +38,7 @@ KINDS = {
     "judge": "arena_judges",
     "command": "arena_commands",
     "benchmark": "arena_benchmarks",
+    "array_face": "arena_array_faces",
 }
 EVENTS = (
     "arena_run_started",
@@ -125,6 +126,24 @@ class Registry:
                 hint = f" (broken plugins that might provide it: {', '.join(broken)}; see `arena plugins`)"
             raise PluginError(f"unknown {kind} '{name}'; known {kind}s: {known}{hint}")
         return self._entries[key].entry
+
+    def find(self, kind: str, name: str) -> Any:
+        """:meth:`get`, or ``None`` when no plugin provides the name. Plugins not imported yet
+        are trusted to the index (a plugin it cannot vouch for was imported at start), so an
+        unknown name costs no import of every plugin."""
+        key = (kind, name)
+        if self._pending and key not in self._entries and key not in self._conflicts:
+            with _load_lock:
+                assert self._index is not None  # plugins are only pending when the index knows them
+                providers = [p for p in self._pending if key in self._index.keys_of(p)]
+                for plugin in providers:
+                    self._load_pending(plugin)
+                if providers:
+                    self._save_index()
+        if key in self._conflicts:
+            return self.get(kind, name)  # raises, naming both providers
+        found = self._entries.get(key)
+        return found.entry if found is not None else None
 
     def names(self, kind: str) -> list[str]:
         return sorted(n for (k, n) in self.entries if k == kind)

@@ -148,7 +148,7 @@ def _face_decisions(
     """Random decisions for ``rows`` (``player`` at a simultaneous node), each compared with its state first."""
     mask, infos, tensors = (
         batch.legal_mask(rows, player),
-        batch.info_states(rows, player),
+        batch.info_state_keys(rows, player),
         batch.observations(rows, player),
     )
     u = rng.uniform(rows)
@@ -158,7 +158,7 @@ def _face_decisions(
             np.flatnonzero(mask[k]).tolist() == list(state.legal_actions(p)), what, f"game {b}: legal actions differ"
         )
         _require(
-            face.info_state_key(int(infos[k])) == state.information_state_key(p),
+            infos[k] == state.information_state_key(p),
             what,
             f"game {b}: info-state key differs",
         )

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from arena.adapters.openspiel import OpenSpielGame, OpenSpielState
+from arena.arrays import ArrayFaceEntry
 from arena.game import GameEntry, decision_struct
 from arena.hookspecs import hookimpl
 
@@ -302,6 +303,19 @@ class LiarsDice(OpenSpielGame):
             arena_name="liars_dice",
             description="Liar's dice, 2 players: bid on the dice in play or call liar",
         )
+
+
+def _liars_dice_face(game: Any) -> Any:
+    from arena.games.dice_arrays import LiarsDiceFace
+
+    return LiarsDiceFace.for_game(game)
+
+
+@hookimpl
+def arena_array_faces() -> list[ArrayFaceEntry]:
+    """Liar's dice as numpy arrays (:mod:`arena.games.dice_arrays`), for ``liars_dice`` and
+    ``openspiel:liars_dice`` alike (both play through the OpenSpiel adapter)."""
+    return [ArrayFaceEntry("openspiel:liars_dice", _liars_dice_face, "Liar's dice, two players, as numpy arrays")]
 
 
 @hookimpl

@@ -16,6 +16,7 @@ import pyspiel
 from arena.errors import ArenaError
 from arena.game import Game, GameNamespace, GameSpec, State
 from arena.hookspecs import hookimpl
+from arena.registry import get_registry
 
 
 class OpenSpielState(State):
@@ -142,6 +143,14 @@ class OpenSpielGame(Game):
 
     def new_initial_state(self, seed: int | None = None) -> OpenSpielState:
         return self.state_class(self, self.pyspiel_game.new_initial_state())
+
+    def array_face(self) -> Any:
+        """The array face a plugin registered for ``openspiel:<name>`` (hook ``arena_array_faces``),
+        built once for this game; ``None`` when there is none or it does not cover the parameters."""
+        if not hasattr(self, "_array_face"):
+            entry = get_registry().find("array_face", f"openspiel:{self.pyspiel_game.get_type().short_name}")
+            self._array_face = entry.factory(self) if entry is not None else None
+        return self._array_face
 
     def wrap(self, pyspiel_state: "pyspiel.State") -> OpenSpielState:
         """An arena state around an existing OpenSpiel state of this game."""

@@ -14,7 +14,7 @@ from arena.loading import load_game
 from arena.playing.match import game_rng, sample_chance
 from arena.registry import Registry, get_registry
 
-ENTRY_KINDS = ("game", "namespace", "agent", "trainer", "judge", "command", "benchmark")
+ENTRY_KINDS = ("game", "namespace", "agent", "trainer", "judge", "command", "benchmark", "array_face")
 PLUGIN_COLUMNS = ("name", "kind", "plugin", "distribution", "version", "status", "description")
 STATUS_STYLE = {"broken": "red", "conflict": "yellow"}
 

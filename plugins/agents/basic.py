@@ -73,6 +73,8 @@ class FixedPolicyAgent(PolicyAgent):
         """``act_batch`` on the array face: each row's info state looked up once per distinct
         state (its weights kept per face), then ``sample_from``'s draw on arrays."""
         mask = games.legal_mask(rows, player)
+        if not games.face.tabled:
+            return pick_weighted(self._weights_by_key(games, rows, player, mask), mask, games.rng.uniform(rows))
         states = games.info_states(rows, player)
         uniq, first, inverse = np.unique(states, return_index=True, return_inverse=True)
         if self._rows_of is not self.table:  # a new table (a solver's improve): new weights
@@ -85,6 +87,18 @@ class FixedPolicyAgent(PolicyAgent):
                 w = cache[s] = self._weights(games.face.info_state_key(s), mask[first[j]])
             weights[j] = w
         return pick_weighted(weights[inverse], mask, games.rng.uniform(rows))
+
+    def _weights_by_key(self, games: Any, rows: np.ndarray, player: int | None, mask: np.ndarray) -> np.ndarray:
+        """Weights per row on a face without info-state tables: looked up by key, once per
+        distinct key of the call."""
+        seen: dict[str, np.ndarray] = {}
+        weights = np.empty(mask.shape)
+        for j, key in enumerate(games.info_state_keys(rows, player)):
+            w = seen.get(key)
+            if w is None:
+                w = seen[key] = self._weights(key, mask[j])
+            weights[j] = w
+        return weights
 
     def _weights(self, key: str, legal: np.ndarray) -> np.ndarray:
         probs = self.table.get(key)

@@ -31,7 +31,6 @@ def test_a_wrong_rule_is_caught(monkeypatch):
 
 def test_leduc_for_more_players_has_no_face():
     assert arena.load_game("leduc_poker(players=3)").array_face() is None
-    assert arena.load_game("liars_dice").array_face() is None
 
 
 def test_every_kuhn_info_state_is_openspiels():

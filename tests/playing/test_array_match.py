@@ -111,7 +111,7 @@ def test_the_state_path_runs_when_something_needs_a_state(caplog, tmp_path):
     assert "need a State" in array_face_for(game, mixed, False, None)[1]
     assert "recorded" in array_face_for(game, rand, True, None)[1]
     assert "timeout" in array_face_for(game, rand, False, 3.0)[1]
-    assert "no array face" in array_face_for(arena.load_game("liars_dice"), rand, False, None)[1]
+    assert "no array face" in array_face_for(arena.load_game("leduc_poker(players=3)"), rand, False, None)[1]
     with caplog.at_level(logging.DEBUG, logger="arena"):
         res = play_games(game, rand, 20, seed=0, record=True)
     assert "State path (trajectories are recorded)" in caplog.text
