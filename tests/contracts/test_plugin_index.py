@@ -96,6 +96,20 @@ def test_conflicts_and_unknown_names_are_as_without_the_index(plugins):
             reg.get("agent", "zeta")
 
 
+def test_find_imports_only_the_provider_and_answers_none_for_an_unknown_name(plugins):
+    """``find`` (optional names, such as a game's array face): an unknown name imports nothing."""
+    fresh()
+    reg = fresh()
+    assert reg.find("agent", "zeta") is None
+    assert "idx_plug_a" not in sys.modules and "idx_plug_b" not in sys.modules
+    assert reg.find("agent", "beta").name == "beta"
+    assert "idx_plug_b" in sys.modules and "idx_plug_a" not in sys.modules
+    plugins("idx_plug_b", ["alpha"], "cmd-b")
+    fresh()
+    with pytest.raises(PluginError, match="'alpha' is provided by both"):
+        fresh().find("agent", "alpha")
+
+
 def test_a_broken_plugin_is_never_trusted_to_the_index(plugins, tmp_path):
     fresh()
     (tmp_path / "idx_plug_b.py").write_text("raise ImportError('needs a package that is not installed')")
