@@ -23,7 +23,8 @@ from arena.errors import ArenaError
 from arena.game import Game
 from arena.hookspecs import RunContext, hookimpl
 from arena.loading import dedupe_names, load_agent, load_game
-from arena.playing.match import GameResult, play_games
+from arena.playing.array_match import ArrayResults
+from arena.playing.match import BatchResults, GameResult, play_games
 from arena.playing.match_report import MatchSummary, ReportWriter
 from arena.registry import event_caller, get_registry
 
@@ -90,6 +91,17 @@ def play_match(cfg: MatchConfig, game: Game, agents: list[Agent], as_json: bool)
         if writer is not None:
             writer.add(results)
 
+    def on_columns(cols: ArrayResults) -> None:  # an array-path batch: no GameResult unless observers ask
+        summary.add_columns(cols)
+        results = BatchResults(cols)  # built only if an observer reads them
+        if announce is not None:
+            for r in results:
+                announce(result=r, context=run.with_(match_id=r.index))
+        if announce_batch is not None:
+            announce_batch(results=results, context=run)
+        if writer is not None:
+            writer.add_columns(cols)
+
     try:
         play_games(
             game,
@@ -101,6 +113,7 @@ def play_match(cfg: MatchConfig, game: Game, agents: list[Agent], as_json: bool)
             batch_size=cfg.batch_size,
             on_batch=on_batch,
             collect=False,
+            on_columns=on_columns,
         )
     except BaseException:
         if writer is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -56,6 +57,35 @@ def choose_face(game: Game, agents: Sequence[Agent], record: bool, timeout: floa
     return face
 
 
+@dataclass
+class ArrayResults:
+    """One array-path batch as columns, in game order: what its
+    :class:`~arena.playing.match.GameResult` objects would hold, without building one per game
+    (:func:`arena.playing.match.array_results` builds them where a caller needs them)."""
+
+    game: Game
+    seed: int
+    indices: np.ndarray
+    """``int64 [B]``: the game indices."""
+    seating: np.ndarray
+    """``int64 [B]``: which of :attr:`names` seats each game (``index % num_players``)."""
+    names: list[list[str]]
+    """Agent name per seat, per seating."""
+    returns: np.ndarray
+    """``float64 [B, num_players]``; a forfeited game's row holds its forfeit returns."""
+    lengths: np.ndarray
+    durations: np.ndarray
+    forfeits: dict[int, Forfeited] = field(default_factory=dict)
+    """Row -> the forfeit, for forfeited games only."""
+    forfeit_returns: dict[int, list[float]] = field(default_factory=dict)
+    """Row -> ``State.forfeit_returns`` as the game gives them (a forfeited game's reported returns)."""
+    info: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """Row -> ``State.outcome_info``, for the games that report any."""
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
 def play_array_batch(
     game: Game,
     face: ArrayFace,
@@ -63,10 +93,9 @@ def play_array_batch(
     indices: Sequence[int],
     seed: int,
     seatings: Sequence[list[int]],
-) -> list[tuple[int, list[str], list[float], int, float, Forfeited | None, dict[str, Any]]]:
-    """One batch on the face: per game in ``indices`` order, what its
-    :class:`~arena.playing.match.GameResult` holds (index, seat names, returns, length, seconds,
-    forfeit, outcome info). ``seatings[i % n]`` is the agents-list position in each seat of game ``i``."""
+) -> ArrayResults:
+    """One batch on the face, as columns. ``seatings[i % n]`` is the agents-list position in each
+    seat of game ``i``."""
     start = time.perf_counter()
     n = game.spec.num_players
     games = face.reset(ArrayRandom(seed, indices))
@@ -84,10 +113,10 @@ def play_array_batch(
             table.turn_step(games, turn)
         if len(joint):
             table.joint_step(games, joint, n)
-    return _results(game, games, table, idx, seed, seatings, start)
+    return _columns(game, games, table, idx, seed, seatings, start)
 
 
-def _results(
+def _columns(
     game: Game,
     games: ArrayGames,
     table: "_Table",
@@ -95,22 +124,26 @@ def _results(
     seed: int,
     seatings: Sequence[list[int]],
     start: float,
-) -> list[tuple[int, list[str], list[float], int, float, Forfeited | None, dict[str, Any]]]:
+) -> ArrayResults:
     n = game.spec.num_players
-    returns = games.returns().astype(np.float64).tolist()  # Python floats, one conversion per batch
-    names = [[table.agents[k].name for k in order] for order in seatings]
-    reports = type(games).outcome_info is not ArrayGames.outcome_info
-    out = []
-    for b, (i, ret, steps, t) in enumerate(
-        zip(idx.tolist(), returns, table.length.tolist(), (table.ended - start).tolist())
-    ):
-        f = table.forfeits.get(b) if table.forfeits else None
-        info: dict[str, Any] = {}
-        if f is not None:
-            ret = game.new_initial_state().forfeit_returns(f[0], game.spec)
-        elif reports:
-            info = games.outcome_info(b) or {}
-        out.append((i, names[i % n][:], ret, steps, t, f, info))
+    out = ArrayResults(
+        game,
+        seed,
+        idx,
+        idx % n,
+        [[table.agents[k].name for k in order] for order in seatings],
+        games.returns().astype(np.float64),
+        table.length,
+        table.ended - start,
+        dict(sorted(table.forfeits.items())),
+    )
+    for b, f in out.forfeits.items():
+        ret = out.forfeit_returns[b] = game.new_initial_state().forfeit_returns(f[0], game.spec)
+        out.returns[b] = ret
+    if type(games).outcome_info is not ArrayGames.outcome_info:
+        for b in range(len(idx)):
+            if b not in out.forfeits and (info := games.outcome_info(b)):
+                out.info[b] = info
     return out
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from arena.agent import Agent, Observation
 from arena.errors import ArenaError
 from arena.game import Game, State
-from arena.playing.array_match import choose_face, play_array_batch
+from arena.playing.array_match import ArrayResults, choose_face, play_array_batch
 from arena.rng import GameRandom, start_games
 from arena.trainer import Step, Trajectory
 
@@ -159,6 +159,7 @@ def play_games(
     on_result: Callable[[GameResult], None] | None = None,
     on_batch: Callable[[list[GameResult]], None] | None = None,
     collect: bool = True,
+    on_columns: Callable[[ArrayResults], None] | None = None,
 ) -> list[GameResult]:
     """Play ``num_games`` games (or the given game ``indices``) and return one result each.
 
@@ -172,6 +173,9 @@ def play_games(
     ``[]``): a long match then holds one batch in memory, not one object per game. When the game
     has an array face and every agent decides from arrays, batches run on the face
     (:mod:`arena.playing.array_match`, same results); ``arena --debug`` logs which path ran.
+    ``on_columns`` takes those batches as columns (:class:`~arena.playing.array_match.ArrayResults`)
+    in place of ``on_batch``, which then hears only ``State``-path batches: no
+    :class:`GameResult` is built for a batch that ``on_result`` and ``collect`` do not ask for.
     """
     n = game.spec.num_players
     if len(agents) != n:
@@ -187,7 +191,16 @@ def play_games(
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
             if face is not None:
-                done = _array_batch(game, face, agents, chunk, seed, rotate_seats, on_result)
+                cols = _array_batch(game, face, agents, chunk, seed, rotate_seats)
+                wanted = on_columns is None or on_result is not None or collect
+                done = array_results(cols) if wanted else []
+                if on_result is not None:
+                    for res in done:
+                        on_result(res)
+                if on_columns is not None:  # in place of on_batch
+                    on_columns(cols)
+                    results += done if collect else []
+                    continue
             else:
                 done = _play_batch(game, agents, chunk, seed, rotate_seats, timeout, record, hung, on_result, ahead)
             if on_batch is not None:
@@ -219,16 +232,69 @@ def _array_batch(
     indices: Sequence[int],
     seed: int,
     rotate: bool,
-    on_result: Callable[[GameResult], None] | None,
-) -> list[GameResult]:
+) -> ArrayResults:
     """One batch on the game's array face (:func:`arena.playing.array_match.play_array_batch`)."""
     orders = [seat_order(len(agents), r, rotate) for r in range(len(agents))]
+    return play_array_batch(game, face, agents, indices, seed, orders)
+
+
+def array_result(cols: ArrayResults, row: int) -> GameResult:
+    """Row ``row`` of an array-path batch as the :class:`GameResult` the ``State`` path makes."""
+    f = cols.forfeits.get(row)
+    returns = cols.forfeit_returns[row] if f is not None else cols.returns[row].tolist()
+    return GameResult(
+        int(cols.indices[row]),
+        cols.seed,
+        cols.names[int(cols.seating[row])][:],
+        returns,
+        int(cols.lengths[row]),
+        float(cols.durations[row]),
+        Forfeit(*f) if f is not None else None,
+        info=cols.info.get(row, {}),
+    )
+
+
+class BatchResults(Sequence[GameResult]):
+    """An array-path batch's :class:`GameResult` objects, built when first read: a batch event's
+    observer that only counts the games (``len``, the progress bar) makes none."""
+
+    def __init__(self, cols: ArrayResults) -> None:
+        self.cols = cols
+        self._built: list[GameResult] | None = None
+
+    def __len__(self) -> int:
+        return len(self.cols)
+
+    def _all(self) -> list[GameResult]:
+        if self._built is None:
+            self._built = array_results(self.cols)
+        return self._built
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[GameResult]:
+        return iter(self._all())
+
+
+def array_results(cols: ArrayResults) -> list[GameResult]:
+    """Every game of an array-path batch as a :class:`GameResult`, in game order (the Python
+    values converted once per batch, not per game)."""
     out = []
-    for i, seats, returns, length, duration, f, info in play_array_batch(game, face, agents, indices, seed, orders):
-        res = GameResult(i, seed, seats, returns, length, duration, Forfeit(*f) if f is not None else None, info=info)
-        if on_result is not None:
-            on_result(res)
-        out.append(res)
+    names, forfeits, info = cols.names, cols.forfeits, cols.info
+    for b, (i, s, ret, steps, t) in enumerate(
+        zip(
+            cols.indices.tolist(),
+            cols.seating.tolist(),
+            cols.returns.tolist(),
+            cols.lengths.tolist(),
+            cols.durations.tolist(),
+        )
+    ):
+        if forfeits and b in forfeits:
+            out.append(array_result(cols, b))
+        else:
+            out.append(GameResult(i, cols.seed, names[s][:], ret, steps, t, None, info=info.get(b, {})))
     return out
 
 

@@ -178,3 +178,136 @@ def test_blackjack_match_agrees_with_a_plain_openspiel_loop(capsys):
                 state.apply_action(int(rng.choice(state.legal_actions())))
         total += state.returns()[0]
     assert abs(s["mean_return"] - total / n) < s["return_ci95"], (s, total / n)
+
+
+class Clumsy(Agent):
+    """Random, except that one decision in twenty is the illegal action 99 (a forfeit); the same
+    draws on both paths: one uniform per decision from the game's stream."""
+
+    name = "clumsy"
+
+    def act_batch(self, observations):
+        out = []
+        for o in observations:
+            u, legal = o.uniform(), o.legal_actions
+            out.append(99 if u < 0.05 else legal[min(int(u * len(legal)), len(legal) - 1)])
+        return out
+
+    def act_arrays(self, games, rows, player=None):
+        from arena.arrays import pick_uniform
+
+        u = games.rng.uniform(rows)
+        return np.where(u < 0.05, 99, pick_uniform(games.legal_mask(rows, player), u))
+
+
+def report_both_ways(name, games, seed):
+    """The streamed document and summary of one match, from the array path's columns and from
+    the State path's GameResults (the same agents told to need a State)."""
+    from arena.plugins.agents.basic import RandomAgent
+
+    game = arena.load_game(name)
+    out = []
+    for array in (True, False):
+        agents = [Clumsy()] + [RandomAgent() for _ in range(game.spec.num_players - 1)]
+        for k, a in enumerate(agents):
+            a.name, a.array_native = f"p{k}", array
+        stream, summary = io.StringIO(), MatchSummary([a.name for a in agents])
+        writer = ReportWriter({"game": name, "games": games, "seed": seed}, stream)
+
+        def columns(cols):
+            summary.add_columns(cols)
+            writer.add_columns(cols)
+
+        def batch(results):
+            for r in results:
+                summary.add(r)
+            writer.add(results)
+
+        assert (
+            play_games(
+                game, agents, games, seed, True, batch_size=500, on_batch=batch, on_columns=columns, collect=False
+            )
+            == []
+        )
+        writer.close(summary.as_dict())
+        out.append((stream.getvalue(), summary.as_dict(), [(r.index, r.forfeit) for r in summary.forfeits]))
+    return out
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "kuhn_poker(players=3)", "leduc_poker", "ipd(discount=0.9,horizon=6)"])
+def test_the_array_paths_columns_report_what_the_state_path_reports(name):
+    (fast_text, fast, fast_forfeits), (slow_text, slow, slow_forfeits) = report_both_ways(name, 3000, 7)
+    assert fast_text == slow_text  # byte for byte: records, then the summary
+    assert json.dumps(fast) == json.dumps(slow)  # float totals summed in the same order, to the bit
+    assert fast_forfeits == slow_forfeits and len(fast_forfeits) > 50
+    doc = json.loads(fast_text)
+    assert len(doc["results"]) == 3000 and sum(s["forfeits"] for s in doc["agents"].values()) == len(fast_forfeits)
+    if name.startswith("ipd"):  # outcome info per game travels with the columns
+        game = arena.load_game(name)
+        seen = []
+        play_games(game, [Clumsy(), Clumsy()], 50, 7, on_columns=lambda c: seen.append(c), collect=False)
+        assert seen and set(seen[0].info.values().__iter__().__next__()) == {"cooperation", "rounds"}
+
+
+def test_columns_with_odd_floats_and_forfeits_write_json_dumps_records():
+    from arena.playing.array_match import ArrayResults
+    from arena.playing.match import array_results
+
+    game = arena.load_game("kuhn_poker")
+    returns = np.array(
+        [[0.0, -0.0], [-0.0, 0.0], [0.0, -0.0], [np.inf, -np.inf], [np.nan, 1.0], [0.1 + 0.2, 0.3], [-1.0, 1.0]]
+    )  # the last row: its forfeit returns
+    cols = ArrayResults(
+        game, 3, np.arange(10, 17), np.arange(10, 17) % 2, [["x", "y"], ["y", "x"]], returns,
+        np.ones(7, dtype=np.int64), np.zeros(7), {6: (0, "x", "illegal action 99")}, {6: [-1.0, 1.0]},
+    )  # fmt: skip
+    texts, summaries = [], []
+    for how in ("columns", "results"):
+        stream, summary = io.StringIO(), MatchSummary(["x", "y"])
+        writer = ReportWriter({"game": "kuhn_poker"}, stream)
+        if how == "columns":
+            writer.add_columns(cols)
+            summary.add_columns(cols)
+        else:
+            writer.add(array_results(cols))
+            for r in array_results(cols):
+                summary.add(r)
+        writer.close({})
+        texts.append(stream.getvalue())
+        summaries.append(json.dumps(summary.as_dict()))
+    assert texts[0] == texts[1]
+    assert '"returns": [0.0, -0.0]' in texts[0] and '"returns": [Infinity, -Infinity]' in texts[0]
+    assert summaries[0] == summaries[1]  # nan totals included
+
+
+def test_column_totals_are_summed_in_game_order_to_the_bit():
+    """Returns of all magnitudes, where numpy's pairwise sum and a left-to-right sum differ."""
+    from arena.playing.array_match import ArrayResults
+    from arena.playing.match import array_results
+
+    game = arena.load_game("kuhn_poker")
+    rng = np.random.default_rng(0)
+    b = 4096
+    returns = rng.normal(size=(b, 2)) * 10.0 ** rng.integers(-8, 9, size=(b, 2))
+    idx = np.arange(b)
+    cols = ArrayResults(
+        game, 0, idx, idx % 2, [["x", "y"], ["y", "x"]], returns, np.ones(b, dtype=np.int64), np.zeros(b)
+    )
+    by_columns, by_results = MatchSummary(["x", "y"]), MatchSummary(["x", "y"])
+    by_columns.add_columns(cols)
+    for r in array_results(cols):
+        by_results.add(r)
+    assert by_columns.as_dict() == by_results.as_dict()
+    x = returns[np.column_stack([idx % 2 == 0, idx % 2 == 1])]
+    assert by_columns.as_dict()["x"]["mean_return"] * b != float(np.sum(x))  # the pairwise sum is not it
+
+
+def test_cli_array_path_prints_the_state_paths_bytes(capsys):
+    from arena.cli import main
+
+    printed = []
+    for extra in ([], ["--timeout", "1000"]):  # a timeout keeps the match on the State path
+        argv = ["match", "--game", "leduc_poker", "--agents", "random", "random", "--games", "5000", "--json"]
+        assert main(argv + extra) == 0
+        printed.append(capsys.readouterr().out)
+    assert printed[0] == printed[1] and printed[0].count("\n") > 5000
