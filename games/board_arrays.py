@@ -23,8 +23,6 @@ from arena.arrays import ArrayFace, ArrayFaceEntry, ArrayGames, ArrayRandom
 from arena.game import TERMINAL
 from arena.hookspecs import hookimpl
 
-_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
-
 
 class BoardFace(ArrayFace):
     """A two-player board of ``rows × columns`` cells, ``x_in_row`` to win; ``gravity``: a move
@@ -38,6 +36,10 @@ class BoardFace(ArrayFace):
         self.rows, self.columns, self.x_in_row, self.gravity = rows, columns, x_in_row, gravity
         self.num_actions = columns if gravity else rows * columns
         self.planes = np.asarray(planes, dtype=np.int8)
+        if (rows + 1) * columns > 64:
+            raise ValueError(f"a {rows} x {columns} board does not fit a 64-bit bit set with a spare row")
+        self.steps = (1, rows + 1, rows, rows + 2)
+        """Bit distance between neighbours on a line: up a column, along a row, the two diagonals."""
 
     def reset(self, rng: ArrayRandom) -> "BoardGames":
         return BoardGames(self, rng)
@@ -50,13 +52,13 @@ def tic_tac_toe_face(game: Any) -> BoardFace:
 
 def connect_four_face(game: Any) -> BoardFace | None:
     """OpenSpiel's connect four (planes: player 0, player 1, empty; row 0 at the bottom), or
-    ``None`` with ``egocentric_obs_tensor`` (planes by the player to move)."""
+    ``None`` with ``egocentric_obs_tensor`` (planes by the player to move) or a board whose
+    ``(rows + 1) · columns`` exceeds 64 bits."""
     params = game.pyspiel_game.get_parameters()
-    if params.get("egocentric_obs_tensor", False):
+    rows, columns = int(params["rows"]), int(params["columns"])
+    if params.get("egocentric_obs_tensor", False) or (rows + 1) * columns > 64:
         return None
-    return BoardFace(
-        int(params["rows"]), int(params["columns"]), int(params["x_in_row"]), gravity=True, planes=(1, 2, 0)
-    )
+    return BoardFace(rows, columns, int(params["x_in_row"]), gravity=True, planes=(1, 2, 0))
 
 
 class BoardGames(ArrayGames):
@@ -66,6 +68,8 @@ class BoardGames(ArrayGames):
         self.board = np.zeros((b, face.rows, face.columns), dtype=np.int8)
         """Cell values: 0 empty, 1 player 0, 2 player 1 (row 0 is connect four's bottom row)."""
         self.height = np.zeros((b, face.columns), dtype=np.int64)
+        self.bits = np.zeros((b, 2), dtype=np.uint64)
+        """Each player's cells as a bit set (:meth:`_line_through`)."""
         self.hist = np.zeros((b, cells), dtype=np.int64)
         self.hlen = np.zeros(b, dtype=np.int64)
         self.player = np.zeros(b, dtype=np.int64)
@@ -87,7 +91,7 @@ class BoardGames(ArrayGames):
         self.board[rows, r, c] = p + 1
         self.hist[rows, self.hlen[rows]] = a
         self.hlen[rows] += 1
-        won = self._line_through(rows, r, c, (p + 1).astype(np.int8))
+        won = self._line_through(rows, r, c, p)
         full = self.hlen[rows] == face.rows * face.columns
         self.player[rows] = np.where(won | full, TERMINAL, 1 - p)
         if won.any():
@@ -95,23 +99,20 @@ class BoardGames(ArrayGames):
             self._returns[rows[k], p[k]] = 1.0
             self._returns[rows[k], 1 - p[k]] = -1.0
 
-    def _line_through(self, rows: np.ndarray, r: np.ndarray, c: np.ndarray, mark: np.ndarray) -> np.ndarray:
-        """Whether each row's new mark at ``(r, c)`` completes ``x_in_row`` in some direction:
-        the run of the same mark counted outwards both ways from the new cell."""
-        face, board = self.face, self.board[rows]
-        k = np.arange(len(rows))
+    def _line_through(self, rows: np.ndarray, r: np.ndarray, c: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Whether each row's mover, having just played ``(r, c)``, now has ``x_in_row`` in a line
+        (any line is the new one: the game ends at the first). Each player's cells are a bit set,
+        cell ``(r, c)`` at bit ``c · (rows + 1) + r``: the spare bit atop each column stops lines
+        from wrapping, so a line along step ``s`` is a bit that survives ``x_in_row - 1`` shifts."""
+        face = self.face
+        bits = self.bits[rows, p] | np.left_shift(np.uint64(1), (c * (face.rows + 1) + r).astype(np.uint64))
+        self.bits[rows, p] = bits
         won = np.zeros(len(rows), dtype=bool)
-        for dr, dc in _DIRECTIONS:
-            run = np.ones(len(rows), dtype=np.int64)
-            for sign in (1, -1):
-                going = np.ones(len(rows), dtype=bool)
-                for step in range(1, face.x_in_row):
-                    rr, cc = r + sign * step * dr, c + sign * step * dc
-                    inside = (rr >= 0) & (rr < face.rows) & (cc >= 0) & (cc < face.columns)
-                    going &= inside
-                    going &= board[k, np.where(inside, rr, 0), np.where(inside, cc, 0)] == mark
-                    run += going
-            won |= run >= face.x_in_row
+        for step in face.steps:
+            line = bits
+            for k in range(1, face.x_in_row):
+                line = line & (bits >> np.uint64(k * step))
+            won |= line != 0
         return won
 
     def returns(self) -> np.ndarray:

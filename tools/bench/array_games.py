@@ -1,5 +1,6 @@
 """``arena bench array-games``: random games/s on the array face (:mod:`arena.arrays`) against
-today's ``State`` runner and a plain ``pyspiel`` loop, Kuhn poker and Leduc hold'em, in one run.
+today's ``State`` runner and a plain ``pyspiel`` loop, Kuhn poker and Leduc hold'em by default
+(``--game-names``: any games with a face, ``openspiel:`` ones timed in ``pyspiel`` by OpenSpiel's name), in one run.
 
 Four ways to play the same random games: the face stepped directly (random decisions from the
 games' streams, no per-game output: the speed limit of the face in this process), the match
@@ -96,7 +97,8 @@ def measure(game_name: str, args: argparse.Namespace) -> dict[str, Any]:
     same = min(len(array_runs[0][1]), len(state_runs[0][1]))
     if array_runs[0][1][:same] != state_runs[0][1][:same]:
         raise AssertionError(f"{game_name}: the runner's two paths disagree on the same games")
-    t_py = min(pyspiel_random_loop(game_name, args.baseline_games, seed=r) for r in reps)
+    pyspiel_name = game_name.removeprefix("openspiel:")  # the adapter's games: OpenSpiel's own name
+    t_py = min(pyspiel_random_loop(pyspiel_name, args.baseline_games, seed=r) for r in reps)
     gps = {
         "array_face": args.games / t_face,
         "array_runner": args.games / min(t for t, _ in array_runs),
@@ -138,7 +140,11 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--game-names", default="kuhn_poker,leduc_poker", help="comma-separated games with an array face")
+    p.add_argument(
+        "--game-names",
+        default="kuhn_poker,leduc_poker",
+        help="comma-separated games with an array face (e.g. liars_dice,openspiel:tic_tac_toe,openspiel:connect_four)",
+    )
     p.add_argument("--games", type=int, default=200_000, help="games on the array face and the array path")
     p.add_argument("--state-games", type=int, default=50_000, help="games on the State path")
     p.add_argument("--baseline-games", type=int, default=50_000, help="games through the pyspiel loop")
