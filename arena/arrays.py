@@ -151,12 +151,21 @@ class ArrayGames:
         """``State.outcome_info`` of a finished game, or None when the game reports none."""
         return None
 
+    def history(self, row: int) -> list[int]:
+        """Game ``row``'s actions so far, chance included, to replay into a ``State``
+        (a face with :attr:`ArrayFace.records`)."""
+        raise NotImplementedError
+
 
 class ArrayFace:
     """What a game with the face provides (:meth:`arena.game.Game.array_face`)."""
 
     num_players: int
     num_actions: int
+    records: bool = False
+    """Whether the runner may record trajectories on the face: :meth:`ArrayGames.history`
+    replays a game into a ``State``, and :meth:`ArrayGames.returns` is ``State.returns`` during
+    play too (a step's reward is the change in its player's return)."""
     tabled: bool = True
     """True: info states are numbered (:meth:`ArrayGames.info_states`) and their keys and tensors
     kept in the face's tables (:meth:`info_state_key`, :meth:`tensors`). False: the games compute

@@ -29,6 +29,8 @@ class _CardFace(ArrayFace):
         width = int(np.prod(pyspiel_game.information_state_tensor_shape()))
         self._tensors = np.zeros((16, width), dtype=np.float32)
 
+    records = True  # returns are 0 until a game ends, as OpenSpiel's; histories are kept
+
     def info_state_key(self, index: int) -> str:
         return self._keys[index]
 
@@ -136,6 +138,9 @@ class KuhnGames(ArrayGames):
     def returns(self) -> np.ndarray:
         return self._returns
 
+    def history(self, row: int) -> list[int]:
+        return self.hist[row, : self.hlen[row]].tolist()
+
     def info_states(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         p = self.player[rows]
         n = self.n
@@ -233,6 +238,9 @@ class LeducGames(ArrayGames):
 
     def returns(self) -> np.ndarray:
         return self._returns
+
+    def history(self, row: int) -> list[int]:
+        return self.hist[row, : self.hlen[row]].tolist()
 
     def info_states(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         p = self.player[rows]

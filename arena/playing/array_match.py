@@ -1,11 +1,13 @@
 """The match runner's array path: a batch of games stepped as numpy arrays (:mod:`arena.arrays`).
 
 :func:`arena.playing.match.play_games` takes it when the game has an array face and every agent
-decides from arrays, and nothing needs a ``State``: no trajectories or transcripts are kept, no
-timeout is set, no agent watches games start or end. The results are the ``State`` path's: the
-same streams, the same lockstep steps (each agent answers all of its games' pending decisions of
-a step in one call), the same forfeits for an agent that raises or plays an illegal move. Which
-path ran is logged (``arena --debug``).
+decides from arrays, and nothing needs a ``State``: no timeout is set, no agent watches games
+start or end, and trajectories are recorded only on a face that can (``ArrayFace.records``) for
+agents whose decisions carry no info dicts (``act_batch_info`` not overridden: log-probs, token
+ids). The results are the ``State`` path's: the same streams, the same lockstep steps (each agent
+answers all of its games' pending decisions of a step in one call), the same forfeits for an
+agent that raises or plays an illegal move, the same trajectories and transcripts. Which path ran,
+and why, is logged (``arena --debug``).
 """
 
 from __future__ import annotations
@@ -13,14 +15,17 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
-from arena.agent import Agent
+from arena.agent import Agent, Observation
 from arena.arrays import ArrayFace, ArrayGames, ArrayRandom, acts_on_arrays
 from arena.game import SIMULTANEOUS, TERMINAL, Game
+from arena.rng import GameRandom
+from arena.trainer import Step, Trajectory
 
 log = logging.getLogger("arena.playing")
 
@@ -43,8 +48,11 @@ def array_face_for(
         for a in agents
     ):
         return None, "an agent watches games start or end"
-    if record:
-        return None, "trajectories are recorded"
+    if record and not face.records:
+        return None, "trajectories are recorded and the face cannot record them"
+    talkers = [a.name for a in agents if type(a).act_batch_info is not Agent.act_batch_info]
+    if record and talkers:
+        return None, f"trajectories are recorded and agent(s) {', '.join(sorted(set(talkers)))} report decision info"
     if timeout is not None:
         return None, "a timeout is set"
     return face, "every agent decides from arrays"
@@ -81,6 +89,9 @@ class ArrayResults:
     """Row -> ``State.forfeit_returns`` as the game gives them (a forfeited game's reported returns)."""
     info: dict[int, dict[str, Any]] = field(default_factory=dict)
     """Row -> ``State.outcome_info``, for the games that report any."""
+    trajectories: list[Trajectory] | None = None
+    transcripts: list[list[str]] | None = None
+    """Per game, when the batch was recorded (``play_games(record=True)``)."""
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -93,14 +104,17 @@ def play_array_batch(
     indices: Sequence[int],
     seed: int,
     seatings: Sequence[list[int]],
+    record: bool = False,
 ) -> ArrayResults:
     """One batch on the face, as columns. ``seatings[i % n]`` is the agents-list position in each
-    seat of game ``i``."""
+    seat of game ``i``. ``record``: trajectories and transcripts as the ``State`` path keeps them."""
     start = time.perf_counter()
     n = game.spec.num_players
     games = face.reset(ArrayRandom(seed, indices))
     idx = np.asarray(list(indices), dtype=np.int64)
     table = _Table(agents, np.asarray(seatings, dtype=np.int64)[idx % n], len(idx))
+    if record:
+        table.recorder = _Recorder(game, games, idx, seed)
     while True:
         if table.forfeits:
             games.player[list(table.forfeits)] = TERMINAL  # finished for the loop; its returns are the forfeit's
@@ -144,6 +158,8 @@ def _columns(
         for b in range(len(idx)):
             if b not in out.forfeits and (info := games.outcome_info(b)):
                 out.info[b] = info
+    if table.recorder is not None:
+        table.recorder.finish(out)
     return out
 
 
@@ -158,6 +174,7 @@ class _Table:
         self.length = np.zeros(size, dtype=np.int64)
         self.ended = np.full(size, np.nan)
         self.forfeits: dict[int, Forfeited] = {}
+        self.recorder: _Recorder | None = None
 
     def turn_step(self, games: ArrayGames, rows: np.ndarray) -> None:
         """Each agent decides all of its games' turns in one call; the legal moves are applied."""
@@ -166,7 +183,7 @@ class _Table:
         for positions in self.owners.values():
             mine = rows[np.isin(pos, positions)]
             if len(mine):
-                legal, chosen = _decide(self.agents[positions[0]], games, mine, self.forfeits, None)
+                legal, chosen = _decide(self.agents[positions[0]], games, mine, self, None)
                 moving.append(mine[legal])
                 actions.append(chosen)
         done = np.concatenate(moving)
@@ -184,7 +201,7 @@ class _Table:
             for positions in self.owners.values():
                 sel = np.flatnonzero(ok & np.isin(pos, positions))
                 if len(sel):
-                    legal, chosen = _decide(self.agents[positions[0]], games, rows[sel], self.forfeits, p)
+                    legal, chosen = _decide(self.agents[positions[0]], games, rows[sel], self, p)
                     joint[sel[legal], p] = chosen
                     ok[sel[~legal]] = False
         if ok.any():
@@ -193,9 +210,11 @@ class _Table:
 
 
 def _decide(
-    agent: Agent, games: ArrayGames, rows: np.ndarray, forfeits: dict[int, Forfeited], player: int | None
+    agent: Agent, games: ArrayGames, rows: np.ndarray, table: _Table, player: int | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One ``act_arrays`` call: the rows whose action is legal and those actions; the others forfeit."""
+    """One ``act_arrays`` call: the rows whose action is legal and those actions (recorded when
+    the batch is); the others forfeit."""
+    forfeits = table.forfeits
     who = games.player[rows] if player is None else np.full(len(rows), player)
     try:
         act = agent.act_arrays  # type: ignore[attr-defined]
@@ -212,4 +231,71 @@ def _decide(
     legal = inside & mask[np.arange(len(rows)), np.where(inside, actions, 0)]
     for b, p, a, m in zip(rows[~legal].tolist(), who[~legal].tolist(), actions[~legal].tolist(), mask[~legal]):
         forfeits[b] = (int(p), agent.name, f"illegal action {a!r}; legal: {np.flatnonzero(m).tolist()}")
+    if table.recorder is not None and legal.any():
+        table.recorder.record(rows[legal], who[legal], actions[legal], agent.name, player)
     return legal, actions[legal]
+
+
+_VIEWS: "weakref.WeakKeyDictionary[ArrayFace, dict[tuple[int, int], dict[str, Any]]]" = weakref.WeakKeyDictionary()
+"""Per face: a recorded observation's cached values (``Observation.freeze``) per (info state, player)."""
+
+
+class _Recorder:
+    """The ``State`` path's trajectories and transcripts (``arena.playing.match._record``), kept
+    on the face: one :class:`~arena.trainer.Step` per legal decision, its observation's renderings
+    worked out once per information state (a game that reached it replayed into a ``State``),
+    rewards from the face's returns (a step's reward is its player's gain until their next step
+    or the end)."""
+
+    def __init__(self, game: Game, games: ArrayGames, idx: np.ndarray, seed: int) -> None:
+        self.game, self.games, self.idx, self.seed = game, games, idx, seed
+        b = len(idx)
+        self.steps: list[list[Step]] = [[] for _ in range(b)]
+        self.last: list[dict[int, tuple[int, float]]] = [{} for _ in range(b)]
+        self.transcripts: list[list[str]] = [[] for _ in range(b)]
+        self.streams: dict[int, GameRandom] = {}
+        self.views = _VIEWS.setdefault(games.face, {})
+
+    def record(self, rows: np.ndarray, who: np.ndarray, actions: np.ndarray, agent: str, player: int | None) -> None:
+        """Decisions about to be applied: ``actions`` (legal) by players ``who`` in games ``rows``."""
+        returns = self.games.returns()[rows].tolist()
+        states = self.games.info_states(rows, player).tolist()
+        name = self.game.spec.full_name
+        for b, p, a, s, ret in zip(rows.tolist(), who.tolist(), actions.tolist(), states, returns):
+            view = self.views.get((s, p)) or self._view(b, p, s)
+            stream = self.streams.get(b) or self.streams.setdefault(b, GameRandom(self.seed, int(self.idx[b])))
+            obs = Observation(None, p, stream, name)  # type: ignore[arg-type]  # frozen: no state
+            obs.__dict__.update(view)
+            steps, last = self.steps[b], self.last[b]
+            if p in last:
+                k, before = last[p]
+                steps[k].reward = ret[p] - before
+            self.transcripts[b].append(f"player {p} ({agent}): {view['action_labels'][view['legal_actions'].index(a)]}")
+            steps.append(Step(p, obs, a, None, 0.0, {}))
+            last[p] = (len(steps) - 1, ret[p])
+
+    def _view(self, b: int, p: int, s: int) -> dict[str, Any]:
+        """What ``Observation.freeze`` keeps of info state ``s``, from game ``b`` replayed to it."""
+        state = self.game.new_initial_state()
+        for a in self.games.history(b):
+            state.apply_action(a)
+        view = dict(Observation(state, p, None, self.game.spec.full_name).freeze().__dict__)
+        if isinstance(view.get("tensor"), np.ndarray):
+            view["tensor"].setflags(write=False)  # one array for every step at this info state
+        self.views[(s, p)] = view
+        return view
+
+    def finish(self, out: ArrayResults) -> None:
+        """The final rewards, each game's :class:`~arena.trainer.Trajectory` and transcript's end."""
+        out.trajectories, out.transcripts = [], self.transcripts
+        returns = out.returns.tolist()
+        for b, (i, steps, last) in enumerate(zip(self.idx.tolist(), self.steps, self.last)):
+            f = out.forfeits.get(b)
+            final = out.forfeit_returns[b] if f is not None else returns[b]
+            for p, (k, before) in last.items():
+                steps[k].reward = float(final[p]) - before
+            seats = out.names[int(out.seating[b])][:]
+            out.trajectories.append(Trajectory(i, self.seed, seats, steps, list(final)))
+            if f is not None:
+                self.transcripts[b].append(f"player {f[0]} forfeits: {f[2]}")
+            self.transcripts[b].append(f"result: {final}")

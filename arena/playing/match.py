@@ -191,7 +191,7 @@ def play_games(
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
             if face is not None:
-                cols = _array_batch(game, face, agents, chunk, seed, rotate_seats)
+                cols = _array_batch(game, face, agents, chunk, seed, rotate_seats, record)
                 wanted = on_columns is None or on_result is not None or collect
                 done = array_results(cols) if wanted else []
                 if on_result is not None:
@@ -232,10 +232,11 @@ def _array_batch(
     indices: Sequence[int],
     seed: int,
     rotate: bool,
+    record: bool,
 ) -> ArrayResults:
     """One batch on the game's array face (:func:`arena.playing.array_match.play_array_batch`)."""
     orders = [seat_order(len(agents), r, rotate) for r in range(len(agents))]
-    return play_array_batch(game, face, agents, indices, seed, orders)
+    return play_array_batch(game, face, agents, indices, seed, orders, record)
 
 
 def array_result(cols: ArrayResults, row: int) -> GameResult:
@@ -250,7 +251,9 @@ def array_result(cols: ArrayResults, row: int) -> GameResult:
         int(cols.lengths[row]),
         float(cols.durations[row]),
         Forfeit(*f) if f is not None else None,
-        info=cols.info.get(row, {}),
+        cols.trajectories[row] if cols.trajectories is not None else None,
+        cols.transcripts[row] if cols.transcripts is not None else None,
+        cols.info.get(row, {}),
     )
 
 
@@ -291,7 +294,7 @@ def array_results(cols: ArrayResults) -> list[GameResult]:
             cols.durations.tolist(),
         )
     ):
-        if forfeits and b in forfeits:
+        if (forfeits and b in forfeits) or cols.trajectories is not None:
             out.append(array_result(cols, b))
         else:
             out.append(GameResult(i, cols.seed, names[s][:], ret, steps, t, None, info=info.get(b, {})))

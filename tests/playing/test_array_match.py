@@ -91,6 +91,62 @@ class Stubborn(Agent):
         return np.where(games.cards[rows, 0] % 2 == 1, 5, 1)
 
 
+class Talker(Agent):
+    """Bets on the face and off it, and says so in its decision info (a log-prob, as learners do)."""
+
+    name = "talker"
+
+    def act_batch_info(self, observations):
+        return [1] * len(observations), [{"log_prob": -0.5} for _ in observations]
+
+    def act_batch(self, observations):
+        return self.act_batch_info(observations)[0]
+
+    def act_arrays(self, games, rows, player=None):
+        return np.ones(len(rows), dtype=np.int64)
+
+
+STEP_VIEW = ("player", "game_name", "decision", "legal_actions", "max_text_length", "action_labels", "text")
+
+
+def recorded(results):
+    """Everything a recorded result holds: its outcome, transcript, trajectory and every step's
+    fields, the observation's frozen renderings (info state, tensor) included."""
+    out = []
+    for r in results:
+        t = r.trajectory
+        steps = [
+            (s.player, s.action, s.log_prob, s.reward, s.extra, s.observation.info_state, s.observation.tensor.tolist())
+            + tuple(getattr(s.observation, f) for f in STEP_VIEW)
+            for s in t.steps
+        ]
+        out.append((r.index, r.seats, r.returns, r.length, r.forfeit, r.transcript, r.info))
+        out.append((t.game_index, t.seed, t.seats, t.returns, t.staleness, steps))
+    return out
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "kuhn_poker(players=3)"])
+def test_trajectories_recorded_on_the_face_are_the_state_paths(name, caplog):
+    game = arena.load_game(name)
+    n = game.spec.num_players
+    from arena.plugins.agents.basic import FixedPolicyAgent, RandomAgent
+
+    def agents():
+        second = Stubborn() if name == "kuhn_poker" else RandomAgent()  # Stubborn: forfeits too
+        return [FixedPolicyAgent(some_policy(name)), second] + [RandomAgent() for _ in range(n - 2)]
+
+    with caplog.at_level(logging.DEBUG, logger="arena"):
+        fast = play_games(game, agents(), 2000, seed=11, rotate_seats=True, record=True, batch_size=700)
+    assert "array path" in caplog.text
+    slow = play_games(game, state_path(agents()), 2000, seed=11, rotate_seats=True, record=True)
+    assert recorded(fast) == recorded(slow)
+    steps = [s for r in fast for s in r.trajectory.steps]
+    assert len(steps) > 2000 * 1.5
+    assert len({s.observation.info_state for s in steps}) > 10 and any(s.reward != 0 for s in steps)
+    if name == "kuhn_poker":
+        assert sum(r.forfeit is not None for r in fast) > 300
+
+
 @pytest.mark.parametrize("crash", [False, True])
 def test_forfeits_as_on_the_state_path(crash):
     game = arena.load_game("kuhn_poker")
@@ -109,13 +165,19 @@ def test_the_state_path_runs_when_something_needs_a_state(caplog, tmp_path):
     mixed = [rand[0], arena.load_agent("fixed", game, path=str(tmp_path / "policy.json"), strict=True)]
     assert array_face_for(game, rand, False, None)[0] is not None
     assert "need a State" in array_face_for(game, mixed, False, None)[1]
-    assert "recorded" in array_face_for(game, rand, True, None)[1]
+    assert array_face_for(game, rand, True, None)[0] is not None  # recorded on the face
+    talker = Talker()
+    assert "report decision info" in array_face_for(game, [rand[0], talker], True, None)[1]
+    assert array_face_for(game, [rand[0], talker], False, None)[0] is not None  # unrecorded: nothing dropped
+    ipd = arena.load_game("ipd(horizon=3)")
+    assert "cannot record" in array_face_for(ipd, rand, True, None)[1]
     assert "timeout" in array_face_for(game, rand, False, 3.0)[1]
     assert "no array face" in array_face_for(arena.load_game("leduc_poker(players=3)"), rand, False, None)[1]
     with caplog.at_level(logging.DEBUG, logger="arena"):
-        res = play_games(game, rand, 20, seed=0, record=True)
-    assert "State path (trajectories are recorded)" in caplog.text
+        res = play_games(game, [rand[0], talker], 20, seed=0, record=True)
+    assert "State path (trajectories are recorded and agent(s) talker report decision info)" in caplog.text
     assert all(r.trajectory is not None for r in res)
+    assert {s.log_prob for r in res for s in r.trajectory.steps if s.player == r.seats.index("talker")} == {-0.5}
 
 
 def test_debug_flag_says_which_path_ran(capsys):
