@@ -46,9 +46,9 @@ def face_loop(game_name: str, games: int, batch: int, seed: int = 0) -> float:
     return time.perf_counter() - start
 
 
-def runner(game_name: str, games: int, array: bool, seed: int = 0) -> tuple[float, list[Any]]:
-    """Seconds for ``games`` random games through ``play_games`` on one path, and the returns
-    of its first 2,000 games."""
+def runner(game_name: str, games: int, array: bool, seed: int = 0, record: bool = False) -> tuple[float, list[Any]]:
+    """Seconds for ``games`` random games through ``play_games`` on one path (``record``: keeping
+    trajectories, as training rollouts do), and the returns (and actions) of its first 2,000 games."""
     import arena
     from arena.playing.match import play_games
 
@@ -60,10 +60,13 @@ def runner(game_name: str, games: int, array: bool, seed: int = 0) -> tuple[floa
 
     def keep(results: list[Any]) -> None:
         if len(kept) < 2000:
-            kept.extend(r.returns for r in results[: 2000 - len(kept)])
+            kept.extend(
+                (r.returns, r.trajectory and [s.action for s in r.trajectory.steps])
+                for r in results[: 2000 - len(kept)]
+            )
 
     start = time.perf_counter()
-    play_games(game, agents, games, seed=seed, on_batch=keep, collect=False)
+    play_games(game, agents, games, seed=seed, on_batch=keep, collect=False, record=record)
     return time.perf_counter() - start, kept
 
 
@@ -114,6 +117,16 @@ def measure(game_name: str, args: argparse.Namespace) -> dict[str, Any]:
         gps_pgx = pgx(args.pgx_python, game_name, args.games, args.batch, args.repeats)
         out["pgx_games_per_second"] = round(gps_pgx, 1)
         out["face_vs_pgx"] = round(gps["array_face"] / gps_pgx, 3)
+    if args.recorded_games:  # trajectories kept, as a training rollout keeps them
+        rec = [
+            runner(game_name, args.recorded_games, array, seed=r, record=True) for array in (True, False) for r in reps
+        ]
+        if rec[0][1] != rec[len(reps)][1]:
+            raise AssertionError(f"{game_name}: the runner's two paths record different games")
+        t_rec_arr, t_rec_st = min(t for t, _ in rec[: len(reps)]), min(t for t, _ in rec[len(reps) :])
+        out["recorded_array_runner_games_per_second"] = round(args.recorded_games / t_rec_arr, 1)
+        out["recorded_state_runner_games_per_second"] = round(args.recorded_games / t_rec_st, 1)
+        out["recorded_array_vs_state_runner"] = round(t_rec_st / t_rec_arr, 2)
     if args.process_games:
         t_arr = min(process(game_name, args.process_games, True) for _ in reps)
         t_st = min(process(game_name, args.process_games, False) for _ in reps)
@@ -132,6 +145,7 @@ def run(args: argparse.Namespace) -> dict:
         "baseline_games": args.baseline_games,
         "batch": args.batch,
         "process_games": args.process_games,
+        "recorded_games": args.recorded_games,
         "pgx": args.pgx_python or "not measured (--pgx-python: an interpreter with pgx and jax)",
     }
     for name in args.game_names.split(","):
@@ -150,6 +164,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline-games", type=int, default=50_000, help="games through the pyspiel loop")
     p.add_argument("--batch", type=int, default=4096, help="games in flight on the face")
     p.add_argument("--process-games", type=int, default=0, help="also time whole `arena match --json` processes")
+    p.add_argument("--recorded-games", type=int, default=0, help="also time both paths keeping trajectories")
     p.add_argument("--pgx-python", default="", help="also time PGX with this interpreter (it needs pgx and jax)")
     p.add_argument("--repeats", type=int, default=3, help="best of N timings")
 
