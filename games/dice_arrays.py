@@ -25,6 +25,10 @@ class LiarsDiceFace(_CardFace):
     """An info state's code: ``(bids so far as a bit set · sides^numdice + own sorted dice in base
     sides) · 2 + player`` (bids rise strictly, so the set is the sequence)."""
 
+    records = True
+    """Trajectories may be recorded on the face: :meth:`LiarsDiceGames.history` replays a game
+    and its returns are 0 until the end, as the ``State``'s."""
+
     def __init__(self, pyspiel_game: Any) -> None:
         super().__init__(pyspiel_game)
         params = pyspiel_game.get_parameters()
@@ -107,6 +111,9 @@ class LiarsDiceGames(ArrayGames):
 
     def returns(self) -> np.ndarray:
         return self._returns
+
+    def history(self, row: int) -> list[int]:
+        return self.hist[row, : self.hlen[row]].tolist()
 
     def info_states(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         p = self.player[rows]

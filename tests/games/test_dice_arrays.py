@@ -82,3 +82,31 @@ def test_ten_thousand_games_identical_through_the_runners_two_paths(caplog):
 
 def test_arena_match_takes_the_array_path(capsys):
     assert "liars_dice: array path (every agent decides from arrays)" in debug_match_path("liars_dice", capsys)
+
+
+def test_trajectories_recorded_on_the_face_are_the_state_paths(caplog):
+    import logging
+
+    from arena.playing.match import play_games
+    from arena.plugins.agents.basic import FixedPolicyAgent, RandomAgent
+
+    game = arena.load_game("liars_dice(numdice=2)")
+    policy = shallow_policy("liars_dice", "liars_dice(numdice=2)", depth=1)
+
+    def recorded(results):
+        return [
+            (r.index, r.seats, r.returns, r.length, r.transcript, r.trajectory.seats, r.trajectory.returns)
+            + tuple((s.player, s.action, s.reward, s.observation.info_state) for s in r.trajectory.steps)
+            + tuple(s.observation.tensor.tolist() for s in r.trajectory.steps)
+            for r in results
+        ]
+
+    with caplog.at_level(logging.DEBUG, logger="arena"):
+        fast = play_games(game, [FixedPolicyAgent(policy), RandomAgent()], 1000, seed=3, rotate_seats=True, record=True)
+    assert "array path" in caplog.text
+    slow_agents = [FixedPolicyAgent(policy), RandomAgent()]
+    for a in slow_agents:
+        a.array_native = False
+    slow = play_games(game, slow_agents, 1000, seed=3, rotate_seats=True, record=True)
+    assert recorded(fast) == recorded(slow)
+    assert sum(s.reward != 0 for r in fast for s in r.trajectory.steps) >= 1000
