@@ -29,3 +29,14 @@ def test_pgx_without_pgx_is_one_clear_error():
         pytest.skip("this interpreter has pgx")
     with pytest.raises(ArenaError, match="--pgx-python .* could not time PGX: ModuleNotFoundError"):
         array_games.pgx(sys.executable, "kuhn_poker", 8, 4, 1)
+
+
+def test_an_openspiel_game_is_timed_in_pyspiel_by_openspiels_name():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    array_games.add_arguments(parser)
+    small = "--games 200 --state-games 50 --baseline-games 50 --batch 64 --repeats 1"
+    args = parser.parse_args(small.split())
+    out = array_games.measure("openspiel:connect_four", args)
+    assert out["pyspiel_loop_games_per_second"] > 0 and out["array_face_games_per_second"] > 0
