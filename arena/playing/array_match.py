@@ -236,7 +236,9 @@ def _decide(
     return legal, actions[legal]
 
 
-_VIEWS: "weakref.WeakKeyDictionary[ArrayFace, dict[tuple[int, int], dict[str, Any]]]" = weakref.WeakKeyDictionary()
+_VIEWS: "weakref.WeakKeyDictionary[ArrayFace, dict[tuple[int, int], tuple[dict[str, Any], dict[int, str]]]]" = (
+    weakref.WeakKeyDictionary()
+)
 """Per face: a recorded observation's cached values (``Observation.freeze``) per (info state, player)."""
 
 
@@ -253,37 +255,40 @@ class _Recorder:
         self.steps: list[list[Step]] = [[] for _ in range(b)]
         self.last: list[dict[int, tuple[int, float]]] = [{} for _ in range(b)]
         self.transcripts: list[list[str]] = [[] for _ in range(b)]
-        self.streams: dict[int, GameRandom] = {}
+        self.streams: list[GameRandom | None] = [None] * b
         self.views = _VIEWS.setdefault(games.face, {})
 
     def record(self, rows: np.ndarray, who: np.ndarray, actions: np.ndarray, agent: str, player: int | None) -> None:
         """Decisions about to be applied: ``actions`` (legal) by players ``who`` in games ``rows``."""
         returns = self.games.returns()[rows].tolist()
         states = self.games.info_states(rows, player).tolist()
-        name = self.game.spec.full_name
+        name, views, streams = self.game.spec.full_name, self.views, self.streams
         for b, p, a, s, ret in zip(rows.tolist(), who.tolist(), actions.tolist(), states, returns):
-            view = self.views.get((s, p)) or self._view(b, p, s)
-            stream = self.streams.get(b) or self.streams.setdefault(b, GameRandom(self.seed, int(self.idx[b])))
+            view, labels = views.get((s, p)) or self._view(b, p, s)
+            stream = streams[b]
+            if stream is None:
+                stream = streams[b] = GameRandom(self.seed, int(self.idx[b]))
             obs = Observation(None, p, stream, name)  # type: ignore[arg-type]  # frozen: no state
             obs.__dict__.update(view)
             steps, last = self.steps[b], self.last[b]
             if p in last:
                 k, before = last[p]
                 steps[k].reward = ret[p] - before
-            self.transcripts[b].append(f"player {p} ({agent}): {view['action_labels'][view['legal_actions'].index(a)]}")
+            self.transcripts[b].append(f"player {p} ({agent}): {labels[a]}")
             steps.append(Step(p, obs, a, None, 0.0, {}))
             last[p] = (len(steps) - 1, ret[p])
 
-    def _view(self, b: int, p: int, s: int) -> dict[str, Any]:
-        """What ``Observation.freeze`` keeps of info state ``s``, from game ``b`` replayed to it."""
+    def _view(self, b: int, p: int, s: int) -> tuple[dict[str, Any], dict[int, str]]:
+        """What ``Observation.freeze`` keeps of info state ``s`` (and each legal action's label),
+        from game ``b`` replayed to it."""
         state = self.game.new_initial_state()
         for a in self.games.history(b):
             state.apply_action(a)
         view = dict(Observation(state, p, None, self.game.spec.full_name).freeze().__dict__)
         if isinstance(view.get("tensor"), np.ndarray):
             view["tensor"].setflags(write=False)  # one array for every step at this info state
-        self.views[(s, p)] = view
-        return view
+        out = self.views[(s, p)] = (view, dict(zip(view["legal_actions"], view["action_labels"])))
+        return out
 
     def finish(self, out: ArrayResults) -> None:
         """The final rewards, each game's :class:`~arena.trainer.Trajectory` and transcript's end."""
