@@ -236,7 +236,7 @@ def _decide(
     return legal, actions[legal]
 
 
-_VIEWS: "weakref.WeakKeyDictionary[ArrayFace, dict[tuple[int, int], tuple[dict[str, Any], dict[int, str]]]]" = (
+_VIEWS: "weakref.WeakKeyDictionary[ArrayFace, dict[tuple[Any, int], tuple[dict[str, Any], dict[int, str]]]]" = (
     weakref.WeakKeyDictionary()
 )
 """Per face: a recorded observation's cached values (``Observation.freeze``) per (info state, player)."""
@@ -261,10 +261,12 @@ class _Recorder:
     def record(self, rows: np.ndarray, who: np.ndarray, actions: np.ndarray, agent: str, player: int | None) -> None:
         """Decisions about to be applied: ``actions`` (legal) by players ``who`` in games ``rows``."""
         returns = self.games.returns()[rows].tolist()
-        states = self.games.info_states(rows, player).tolist()
+        games = self.games
+        tabled = games.face.tabled  # without tables: keys, each view worked out and not kept
+        states = games.info_states(rows, player).tolist() if tabled else games.info_state_keys(rows, player)
         name, views, streams = self.game.spec.full_name, self.views, self.streams
         for b, p, a, s, ret in zip(rows.tolist(), who.tolist(), actions.tolist(), states, returns):
-            view, labels = views.get((s, p)) or self._view(b, p, s)
+            view, labels = views.get((s, p)) or self._view(b, p, s, tabled)
             stream = streams[b]
             if stream is None:
                 stream = streams[b] = GameRandom(self.seed, int(self.idx[b]))
@@ -278,7 +280,7 @@ class _Recorder:
             steps.append(Step(p, obs, a, None, 0.0, {}))
             last[p] = (len(steps) - 1, ret[p])
 
-    def _view(self, b: int, p: int, s: int) -> tuple[dict[str, Any], dict[int, str]]:
+    def _view(self, b: int, p: int, s: Any, keep: bool) -> tuple[dict[str, Any], dict[int, str]]:
         """What ``Observation.freeze`` keeps of info state ``s`` (and each legal action's label),
         from game ``b`` replayed to it."""
         state = self.game.new_initial_state()
@@ -287,7 +289,9 @@ class _Recorder:
         view = dict(Observation(state, p, None, self.game.spec.full_name).freeze().__dict__)
         if isinstance(view.get("tensor"), np.ndarray):
             view["tensor"].setflags(write=False)  # one array for every step at this info state
-        out = self.views[(s, p)] = (view, dict(zip(view["legal_actions"], view["action_labels"])))
+        out = (view, dict(zip(view["legal_actions"], view["action_labels"])))
+        if keep:
+            self.views[(s, p)] = out
         return out
 
     def finish(self, out: ArrayResults) -> None:

@@ -213,3 +213,16 @@ def test_a_new_table_is_played_at_once():
     a = play_games(game, [fast, RandomAgent()], 2000, seed=4)
     b = play_games(game, state_path([slow, RandomAgent()]), 2000, seed=4)
     assert outcomes(a) == outcomes(b)
+
+
+def test_a_face_without_tables_records_by_key(monkeypatch):
+    """A face that numbers no info states: each step's view is worked out from its key's game, none kept."""
+    from arena.playing import array_match
+
+    game = arena.load_game("leduc_poker")
+    monkeypatch.setattr(game.array_face(), "tabled", False)
+    rand = [arena.load_agent("random", game), arena.load_agent("random", game, label="b")]
+    fast = play_games(game, rand, 300, seed=2, record=True)
+    assert not array_match._VIEWS.get(game.array_face())
+    slow = play_games(game, state_path(rand), 300, seed=2, record=True)
+    assert recorded(fast) == recorded(slow)
