@@ -83,7 +83,7 @@ BENCHMARKS = {
     ],
     "monopoly-deal-agents": ["--games", "4", "--iterations", "10"],
     "psro": ["--game", "kuhn_poker", "--iterations", "1", "--sims-per-entry", "5"],
-    "preference-cycle": ["--methods", "sppo", "--seeds", "0", "--iterations", "1", "--prompts", "1", "--samples", "2"],
+    "preference-cycle": ["--methods", "sppo", "--seeds", "0", "--iterations", "1", "--prompts", "1", "--warmup", "2"],
     "rating": ["--agents", "4", "--seeds", "1"],
     "solver-suite": [
         *("--games", "kuhn_4p", "--methods", "cfr,vad-cfr", "--iterations", "2", "--log-every", "1"),
