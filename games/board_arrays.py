@@ -30,6 +30,9 @@ class BoardFace(ArrayFace):
     ``planes``: the cell value (0 empty, 1 player 0, 2 player 1) of each observation plane."""
 
     tabled = False
+    records = True
+    """Trajectories may be recorded on the face: :meth:`BoardGames.history` replays a game, and
+    its returns are 0 until the end, as the ``State``'s."""
 
     def __init__(self, rows: int, columns: int, x_in_row: int, gravity: bool, planes: tuple[int, int, int]) -> None:
         self.num_players = 2
@@ -117,6 +120,9 @@ class BoardGames(ArrayGames):
 
     def returns(self) -> np.ndarray:
         return self._returns
+
+    def history(self, row: int) -> list[int]:
+        return self.hist[row, : self.hlen[row]].tolist()
 
     def info_state_keys(self, rows: np.ndarray, player: int | None = None) -> list[str]:
         """OpenSpiel's key, the same for both players: the moves so far joined by ``", "``."""

@@ -79,3 +79,34 @@ def test_ten_thousand_games_identical_through_the_runners_two_paths(name, depth,
 @pytest.mark.parametrize("name", ["openspiel:tic_tac_toe", "openspiel:connect_four"])
 def test_arena_match_takes_the_array_path(name, capsys):
     assert f"{name}: array path (every agent decides from arrays)" in debug_match_path(name, capsys)
+
+
+@pytest.mark.parametrize("name", ["tic_tac_toe", "connect_four"])
+def test_trajectories_recorded_on_the_face_are_the_state_paths(name, caplog):
+    import logging
+
+    from arena.playing.match import play_games
+    from arena.plugins.agents.basic import FixedPolicyAgent, RandomAgent
+
+    game = arena.load_game(f"openspiel:{name}")
+    policy = shallow_policy(name, name, depth=2)
+
+    def recorded(results):
+        return [
+            (r.index, r.seats, r.returns, r.length, r.transcript, r.trajectory.seats, r.trajectory.returns)
+            + tuple(
+                (s.player, s.action, s.reward, s.observation.info_state, s.observation.text) for s in r.trajectory.steps
+            )
+            + tuple(s.observation.tensor.tolist() for s in r.trajectory.steps)
+            for r in results
+        ]
+
+    with caplog.at_level(logging.DEBUG, logger="arena"):
+        fast = play_games(game, [FixedPolicyAgent(policy), RandomAgent()], 500, seed=3, rotate_seats=True, record=True)
+    assert "array path" in caplog.text
+    slow_agents = [FixedPolicyAgent(policy), RandomAgent()]
+    for a in slow_agents:
+        a.array_native = False
+    slow = play_games(game, slow_agents, 500, seed=3, rotate_seats=True, record=True)
+    assert recorded(fast) == recorded(slow)
+    assert sum(s.reward != 0 for r in fast for s in r.trajectory.steps) >= 500
