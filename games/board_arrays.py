@@ -1,6 +1,6 @@
 """The array face (:mod:`arena.arrays`) of OpenSpiel's tic-tac-toe and connect four, as the
 OpenSpiel adapter loads them (``openspiel:tic_tac_toe``, ``openspiel:connect_four`` with any
-``rows``, ``columns`` and ``x_in_row``).
+``rows``, ``columns`` and ``x_in_row`` whose ``(rows + 1) · columns`` fits 64 bits).
 
 The rules are OpenSpiel's, written again over numpy arrays: player 0 (x) and player 1 (o) take
 turns; a tic-tac-toe move marks an empty cell (action = row · 3 + column), a connect-four move
