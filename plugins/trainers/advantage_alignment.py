@@ -15,8 +15,10 @@ critics, and P^i_t is a memory of i's *past* advantages. The kernel is an option
 P_0 = 0 for every kernel except ``jit``. What P sums is an option too: ``past=advantage``
 (default) is the paper's own advantages A_k; ``past=partner`` sums the credit of the co-players'
 moves instead (:func:`partner_credit`), which keeps a learner from reading the punishment of
-its own defection as a betrayal (configs/social/ipd_aa.yaml uses it; docs/results/social_dilemmas.md).
-``proximal=True`` (default) is PAA: the shaped
+its own defection as a betrayal (configs/social/ipd_aa.yaml uses it; docs/results/social_dilemmas.md);
+``past=reward`` sums the learner's one-step advantages ``r_k - mean r_k`` (:func:`reward_credit`),
+strictly past, where return-based A_k also hold the learner's current move and the rest of the
+game (configs/social/coin_aa_memory.yaml uses it). ``proximal=True`` (default) is PAA: the shaped
 advantage goes into PPO's clipped surrogate; ``proximal=False`` is plain AA on the on-policy
 REINFORCE-style loss (one epoch, no clip). ``beta=0`` is exactly the naive learner. With n
 players the opponents' advantages are summed (the released code's all-ones-minus-identity).
@@ -38,7 +40,8 @@ from arena.trainer import TrainerEntry
 from .ppo import PGConfig, PPOTrainer, Segment
 
 KERNELS = ("discounted", "mean", "time_reg", "jit")
-PASTS = ("advantage", "partner")
+PASTS = ("advantage", "partner", "reward")
+PARTNER_CELLS = ("round", "any")
 
 
 def past_weight(own: np.ndarray, kernel: str, gamma: float) -> np.ndarray:
@@ -77,10 +80,13 @@ def aligned_advantages(
     return own + beta * memory * np.asarray(others, dtype=float)
 
 
-def partner_credit(segments: Sequence[Segment]) -> dict[int, np.ndarray]:
+def partner_credit(segments: Sequence[Segment], by_round: bool = True) -> dict[int, np.ndarray]:
     """Per segment (keyed by ``id``): the credit of the co-players' moves at each decision,
     ``c_k = r_k - mean r_k`` over the *other* decisions of the same learner at the same index
     with the same observation and the same own action (0 where there is no other).
+    ``by_round=False`` pools the decisions at every index (for games whose observation holds
+    what the reward depends on, e.g. the Coin Game: matched by index, almost every decision
+    there is alone in its cell and the credit is 0).
 
     Why: AA's shaping term comes from ``A_k * grad log pi_opp(b_k | s_k)``; any baseline that
     does not depend on the co-player's move ``b_k`` leaves that term unbiased, until the
@@ -95,7 +101,7 @@ def partner_credit(segments: Sequence[Segment]) -> dict[int, np.ndarray]:
     cells: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
     for s in segments:
         for t in range(len(s.rewards)):
-            key = (s.owner, t, int(s.actions[t]), s.obs[t].tobytes())
+            key = (s.owner, t if by_round else -1, int(s.actions[t]), s.obs[t].tobytes())
             cells.setdefault(key, []).append((id(s), t))
     out = {id(s): np.zeros(len(s.rewards)) for s in segments}
     reward = {id(s): s.rewards for s in segments}
@@ -110,6 +116,32 @@ def partner_credit(segments: Sequence[Segment]) -> dict[int, np.ndarray]:
     return out
 
 
+def reward_credit(segments: Sequence[Segment]) -> dict[int, np.ndarray]:
+    """Per segment (keyed by ``id``): ``r_k`` minus the mean reward of the learners' *other*
+    segments at the same index (leave-one-out) — a one-step advantage of what happened at
+    ``k``, for ``past=reward``.
+
+    Why: with advantages estimated from returns-to-go (``advantage=group``, or GAE with a high
+    lambda) the paper's memory ``sum_{k<t} A_k`` holds the rewards at and after ``t`` too, so it
+    moves with the learner's current move and with the rest of the game, which the co-player's
+    advantage ``A^j_t`` shares; their product then has a large mean that pushes whatever was
+    played in good games (measured in the IPD and the Coin Game, docs/results/social_dilemmas.md)
+    instead of "help a co-player who has been good to me, hurt one who has not". Immediate
+    rewards up to ``t - 1`` are the strictly past part of the learner's fortune."""
+    T = max((len(s.rewards) for s in segments), default=0)
+    total, count = np.zeros(T), np.zeros(T)
+    for s in segments:
+        n = len(s.rewards)
+        total[:n] += s.rewards
+        count[:n] += 1
+    out = {}
+    for s in segments:
+        n = len(s.rewards)
+        others = np.maximum(count[:n] - 1, 1)
+        out[id(s)] = np.where(count[:n] > 1, s.rewards - (total[:n] - s.rewards) / others, 0.0)
+    return out
+
+
 @dataclass
 class AAConfig(PGConfig):
     beta: float = 1.0
@@ -120,8 +152,12 @@ class AAConfig(PGConfig):
     proximal: bool = True
     """PAA (clipped PPO surrogate) when true, on-policy AA when false."""
     past: str = "advantage"
-    """What the memory P_t sums: ``advantage``, the learner's own advantages (the paper's form), or
-    ``partner``, the credit of the co-players' moves (:func:`partner_credit`)."""
+    """What the memory P_t sums: ``advantage``, the learner's own advantages (the paper's form),
+    ``partner``, the credit of the co-players' moves (:func:`partner_credit`), or ``reward``, the
+    learner's one-step advantages (:func:`reward_credit`)."""
+    partner_cells: str = "round"
+    """Which decisions ``past=partner`` compares: ``round``, those at the same index (with the same
+    observation and own move), or ``any``, those at any index."""
 
 
 class AdvantageAlignmentTrainer(PPOTrainer):
@@ -141,6 +177,11 @@ class AdvantageAlignmentTrainer(PPOTrainer):
             raise ArenaError(
                 f"trainer 'advantage_alignment': past must be one of {', '.join(PASTS)}, got {self.config.past!r}"
             )
+        if self.config.partner_cells not in PARTNER_CELLS:
+            raise ArenaError(
+                f"trainer 'advantage_alignment': partner_cells must be one of {', '.join(PARTNER_CELLS)}, "
+                f"got {self.config.partner_cells!r}"
+            )
         self.last_term = 0.0
 
     def shape_advantages(self, games: list[list[Segment]]) -> None:
@@ -148,8 +189,12 @@ class AdvantageAlignmentTrainer(PPOTrainer):
         g = cfg.gamma if cfg.gamma_aa is None else cfg.gamma_aa
         terms = []
         credit: dict[int, np.ndarray] = {}
+        learner_segments = [s for segs in games for s in segs if s.owner is not None]
         if cfg.past == "partner":
-            credit = partner_credit([s for segs in games for s in segs if s.owner is not None])
+            credit = partner_credit(learner_segments, cfg.partner_cells == "round")
+        elif cfg.past == "reward":
+            credit = reward_credit(learner_segments)
+        if credit:
             if cfg.whiten:  # on the scale of the whitened advantages it multiplies
                 sd = float(np.concatenate(list(credit.values())).std()) + 1e-8
                 credit = {k: v / sd for k, v in credit.items()}

@@ -16,6 +16,7 @@ from arena.plugins.trainers.advantage_alignment import (  # noqa: E402
     aligned_advantages,
     partner_credit,
     past_weight,
+    reward_credit,
 )
 from arena.trainer import Step, Trajectory  # noqa: E402
 
@@ -122,6 +123,49 @@ def test_partner_credit_counts_only_the_co_players_surprises():
     assert g2b.shaped[1] == pytest.approx(g2b.advantages[1] + 0.5 * 0.5 * (-2) * g2a.advantages[1])
     with pytest.raises(ArenaError, match="past must be one of"):
         AdvantageAlignmentTrainer(game, learners, past="nope")
+
+
+def test_partner_credit_pools_every_index_with_partner_cells_any():
+    """``partner_cells=any`` compares a decision with the learner's others that share its
+    observation and own move at any index (one game: CC seen at rounds 1 and 2)."""
+    game = arena.load_game("ipd", horizon=3)
+    learners = [NeuralAgent(game, seed=i) for i in range(2)]
+    for i, a in enumerate(learners):
+        a.name = f"l{i}"
+    C, D = 0, 1
+    trainer = AdvantageAlignmentTrainer(game, learners, advantage="group", past="partner", partner_cells="any")
+    ((l0, l1),) = trainer.segments([_trajectory(game, 0, [(C, C), (C, C), (C, D)])])
+    assert np.allclose(partner_credit([l0, l1])[id(l0)], [0, 0, 0])  # by round: each decision alone
+    # pooled: l0 cooperated after CC at rounds 1 and 2 and got -1, then -3 (l1 defected)
+    assert np.allclose(partner_credit([l0, l1], by_round=False)[id(l0)], [0, 2, -2])
+    with pytest.raises(ArenaError, match="partner_cells must be one of"):
+        AdvantageAlignmentTrainer(game, learners, partner_cells="nope")
+
+
+def test_reward_memory_sums_strictly_past_one_step_advantages():
+    """``past=reward``: P_t sums r_k minus the leave-one-out mean reward at index k, k < t — the
+    learner's fortune before t, blind to its move at t and to the rest of the game."""
+    game = arena.load_game("ipd", horizon=2)
+    learners = [NeuralAgent(game, seed=i) for i in range(2)]
+    for i, a in enumerate(learners):
+        a.name = f"l{i}"
+    C, D = 0, 1
+    trajs = [_trajectory(game, 0, [(C, C), (C, D)]), _trajectory(game, 1, [(D, C), (D, D)])]
+    trainer = AdvantageAlignmentTrainer(
+        game, learners, beta=1.0, gamma=0.5, whiten=False, advantage="group", past="reward"
+    )
+    games = trainer.segments(trajs)
+    (a0, a1), (b0, b1) = games
+    # rewards at index 0: A p0 -1, A p1 -1, B p0 0, B p1 -3; index 1: -3, 0, -2, -2
+    credit = reward_credit([a0, a1, b0, b1])
+    assert np.allclose(credit[id(a0)], [-1 + 4 / 3, -3 + 4 / 3])
+    assert np.allclose(credit[id(b0)], [0 + 5 / 3, -2 + 5 / 3])
+    assert np.allclose(credit[id(b1)], [-3 + 2 / 3, -2 + 5 / 3])
+    trainer.advantages(games)
+    # A*_1 = A_1 + beta * gamma * (gamma * c_0) * A^opp_1, A from returns-to-go as before
+    assert a0.shaped[0] == pytest.approx(a0.advantages[0])
+    assert a0.shaped[1] == pytest.approx(-3 + 4 / 3 + 0.25 * (1 / 3) * (7 / 3))
+    assert b1.shaped[1] == pytest.approx(-2 + 5 / 3 + 0.25 * (-7 / 3) * (-2 + 5 / 3))
 
 
 def test_own_slip_punished_is_no_grudge_with_partner_credit():
