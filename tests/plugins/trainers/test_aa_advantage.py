@@ -246,3 +246,50 @@ def test_league_use_trains_only_the_learner_against_a_snapshot():
     assert "learner/pg_loss" in metrics and not any(k.startswith("learner@0") for k in metrics)
     assert all(torch.equal(a, b) for a, b in zip(before_snap, snap.net.parameters()))
     assert not all(torch.equal(a, b) for a, b in zip(before_opp, learner.net.opp_critic.parameters()))
+
+
+def _coin_trajectory(index, plan):
+    """A 2-step Coin Game with red (l0) at (0,0), blue (l1) at (0,2) and red's coin at (0,1);
+    ``plan`` is ((joint move, coin placed before the move as (cell, colour) or None), ...)."""
+    game = arena.load_game("coin_game(memory=2,horizon=2)")
+    state = game.new_initial_state(seed=0)
+    state.pos, state.coin, state.coin_colour = [(0, 0), (0, 2)], (0, 1), 0
+    steps, before = [], [0.0, 0.0]
+    for joint, coin in plan:
+        if coin:
+            state.coin, state.coin_colour = coin
+        new = [Step(p, Observation(state.clone(), p).freeze(), joint[p], None, 0.0) for p in range(2)]
+        state.apply_actions(list(joint))
+        for p in range(2):
+            new[p].reward = state.returns()[p] - before[p]
+        before = state.returns()
+        steps += new
+    return Trajectory(index, 0, ["l0", "l1"], steps, state.returns())
+
+
+def test_reward_memory_pushes_retaliation_after_a_grab_and_restraint_after_good_fortune():
+    """The behaviour ``past=reward`` is for, on one batch of Coin Games: red's AA term at its
+    second move favours taking blue's coin after blue took red's (retaliate) and favours leaving
+    it after red took its own (cooperate) — both signs at once."""
+    game = arena.load_game("coin_game(memory=2,horizon=2)")
+    learners = [NeuralAgent(game, seed=i) for i in range(2)]
+    for i, a in enumerate(learners):
+        a.name = f"l{i}"
+    UP, DOWN, LEFT, RIGHT = 0, 1, 2, 3
+    blues = ((1, 1), 1)
+    plans = {  # step 0: blue takes red's coin, or red takes its own; step 1: red takes blue's coin or not
+        ("robbed", "take"): [((DOWN, LEFT), None), ((RIGHT, UP), blues)],
+        ("robbed", "leave"): [((DOWN, LEFT), None), ((DOWN, UP), blues)],
+        ("lucky", "take"): [((RIGHT, DOWN), None), ((DOWN, RIGHT), blues)],
+        ("lucky", "leave"): [((RIGHT, DOWN), None), ((UP, RIGHT), blues)],
+    }
+    trajs = [_coin_trajectory(4 * i + j, plan) for i in range(4) for j, plan in enumerate(plans.values())]
+    trainer = AdvantageAlignmentTrainer(game, learners, beta=1.0, advantage="group", past="reward")
+    games = trainer.segments(trajs)
+    assert [list(g[0].rewards) for g in games[:4]] == [[-2, 1], [-2, 0], [1, 1], [1, 0]]
+    trainer.advantages(games)
+    term = {
+        kind: float(np.mean([g[0].shaped[1] - g[0].advantages[1] for g in games[j::4]])) for j, kind in enumerate(plans)
+    }
+    assert term["robbed", "take"] > 0 > term["robbed", "leave"]
+    assert term["lucky", "leave"] > 0 > term["lucky", "take"]
