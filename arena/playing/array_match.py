@@ -4,7 +4,7 @@
 decides from arrays, and nothing needs a ``State``: no timeout is set, no agent watches games
 start or end, and trajectories are recorded only on a face that can (``ArrayFace.records``) for
 agents whose decisions carry no info dicts (``act_batch_info`` not overridden: log-probs, token
-ids). The results are the ``State`` path's: the same streams, the same lockstep steps (each agent
+ids) or that give them on arrays too (``act_arrays_info``: the neural agent's log-probs). The results are the ``State`` path's: the same streams, the same lockstep steps (each agent
 answers all of its games' pending decisions of a step in one call), the same forfeits for an
 agent that raises or plays an illegal move, the same trajectories and transcripts. Which path ran,
 and why, is logged (``arena --debug``).
@@ -43,19 +43,29 @@ def array_face_for(
     slow = [a.name for a in agents if not acts_on_arrays(a)]
     if slow:
         return None, f"agent(s) {', '.join(sorted(set(slow)))} need a State"
-    if any(
-        type(a).game_started is not Agent.game_started or type(a).game_finished is not Agent.game_finished
-        for a in agents
-    ):
+    if any(_watches(a) for a in agents):
         return None, "an agent watches games start or end"
     if record and not face.records:
         return None, "trajectories are recorded and the face cannot record them"
-    talkers = [a.name for a in agents if type(a).act_batch_info is not Agent.act_batch_info]
+    talkers = [
+        a.name
+        for a in agents
+        if type(a).act_batch_info is not Agent.act_batch_info and not callable(getattr(a, "act_arrays_info", None))
+    ]
     if record and talkers:
         return None, f"trajectories are recorded and agent(s) {', '.join(sorted(set(talkers)))} report decision info"
     if timeout is not None:
         return None, "a timeout is set"
     return face, "every agent decides from arrays"
+
+
+def _watches(agent: Agent) -> bool:
+    """Whether ``agent`` hears games start or end: its ``watches_games`` when it says (an agent
+    whose hooks do something only sometimes), else whether it overrides the hooks."""
+    says = getattr(agent, "watches_games", None)
+    if says is not None:
+        return bool(says)
+    return type(agent).game_started is not Agent.game_started or type(agent).game_finished is not Agent.game_finished
 
 
 def choose_face(game: Game, agents: Sequence[Agent], record: bool, timeout: float | None) -> ArrayFace | None:
@@ -216,9 +226,17 @@ def _decide(
     the batch is); the others forfeit."""
     forfeits = table.forfeits
     who = games.player[rows] if player is None else np.full(len(rows), player)
+    infos = None
     try:
-        act = agent.act_arrays  # type: ignore[attr-defined]
-        actions = np.asarray(act(games, rows) if player is None else act(games, rows, player))
+        if table.recorder is not None and callable(getattr(agent, "act_arrays_info", None)):
+            act = agent.act_arrays_info  # type: ignore[attr-defined]
+            actions, infos = act(games, rows) if player is None else act(games, rows, player)
+            actions = np.asarray(actions)
+            if infos is not None and len(infos) != len(rows):
+                raise ValueError(f"act_arrays_info returned {len(infos)} info dicts for {len(rows)} decisions")
+        else:
+            act = agent.act_arrays  # type: ignore[attr-defined]
+            actions = np.asarray(act(games, rows) if player is None else act(games, rows, player))
         if actions.shape != rows.shape or actions.dtype.kind not in "iu":
             raise ValueError(f"act_arrays returned {actions.shape} {actions.dtype} for {len(rows)} decisions")
     except Exception as exc:
@@ -232,7 +250,8 @@ def _decide(
     for b, p, a, m in zip(rows[~legal].tolist(), who[~legal].tolist(), actions[~legal].tolist(), mask[~legal]):
         forfeits[b] = (int(p), agent.name, f"illegal action {a!r}; legal: {np.flatnonzero(m).tolist()}")
     if table.recorder is not None and legal.any():
-        table.recorder.record(rows[legal], who[legal], actions[legal], agent.name, player)
+        kept = None if infos is None else [infos[k] for k in np.flatnonzero(legal).tolist()]
+        table.recorder.record(rows[legal], who[legal], actions[legal], agent.name, player, kept)
     return legal, actions[legal]
 
 
@@ -258,14 +277,24 @@ class _Recorder:
         self.streams: list[GameRandom | None] = [None] * b
         self.views = _VIEWS.setdefault(games.face, {})
 
-    def record(self, rows: np.ndarray, who: np.ndarray, actions: np.ndarray, agent: str, player: int | None) -> None:
-        """Decisions about to be applied: ``actions`` (legal) by players ``who`` in games ``rows``."""
+    def record(
+        self,
+        rows: np.ndarray,
+        who: np.ndarray,
+        actions: np.ndarray,
+        agent: str,
+        player: int | None,
+        infos: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Decisions about to be applied: ``actions`` (legal) by players ``who`` in games ``rows``,
+        with the agent's info dict of each (``act_arrays_info``: a ``log_prob`` and extras, kept
+        as the ``State`` path keeps them)."""
         returns = self.games.returns()[rows].tolist()
         games = self.games
         tabled = games.face.tabled  # without tables: keys, each view worked out and not kept
         states = games.info_states(rows, player).tolist() if tabled else games.info_state_keys(rows, player)
         name, views, streams = self.game.spec.full_name, self.views, self.streams
-        for b, p, a, s, ret in zip(rows.tolist(), who.tolist(), actions.tolist(), states, returns):
+        for j, (b, p, a, s, ret) in enumerate(zip(rows.tolist(), who.tolist(), actions.tolist(), states, returns)):
             view, labels = views.get((s, p)) or self._view(b, p, s, tabled)
             stream = streams[b]
             if stream is None:
@@ -277,7 +306,13 @@ class _Recorder:
                 k, before = last[p]
                 steps[k].reward = ret[p] - before
             self.transcripts[b].append(f"player {p} ({agent}): {labels[a]}")
-            steps.append(Step(p, obs, a, None, 0.0, {}))
+            info = infos[j] if infos is not None else None
+            if info:
+                steps.append(
+                    Step(p, obs, a, info.get("log_prob"), 0.0, {x: v for x, v in info.items() if x != "log_prob"})
+                )
+            else:
+                steps.append(Step(p, obs, a, None, 0.0, {}))
             last[p] = (len(steps) - 1, ret[p])
 
     def _view(self, b: int, p: int, s: Any, keep: bool) -> tuple[dict[str, Any], dict[int, str]]:

@@ -7,9 +7,14 @@ Alignment needs the opponent's advantage when the opponent is not itself a learn
 snapshot in a league). The GRU reads an observation of shape ``(T, F)`` as a sequence (e.g.
 ``ipd(memory=4)``); other shapes are one step of flattened features.
 
-Sampling uses each game's own generator (``obs.rng``), so rollouts are reproducible per seed
-whatever the batching; ``act_batch_info`` returns the log-probability of every sampled action
-for the trainers. A checkpoint is a directory: ``config.json`` plus ``weights.pt``.
+Sampling takes one uniform per decision from each game's own stream (``obs.uniform()``), so
+rollouts are reproducible per seed whatever the batching; ``act_batch_info`` returns the
+log-probability of every sampled action for the trainers. On a game with an array face
+(:mod:`arena.arrays`) the agent decides from arrays (``act_arrays``, ``act_arrays_info``): the
+face's tensors, one forward pass per distinct information state of the call, the same draw from
+the same stream (:func:`arena.arrays.pick_weighted`), so a seed plays the same games, with the
+same log-probabilities, on either path of the match runner. ``array_native=false`` keeps it on
+the ``State`` path. A checkpoint is a directory: ``config.json`` plus ``weights.pt``.
 torch is imported lazily, so the plugin registers (and fails with one clear line) without it.
 """
 
@@ -24,11 +29,18 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from arena.agent import Agent, AgentEntry, Observation
+from arena.arrays import pick_weighted
 from arena.errors import ArenaError
 from arena.game import Action, Game
 from arena.hookspecs import hookimpl
 
 ARCHS = ("mlp", "gru")
+
+MIN_ROWS = 16
+"""Acting runs the network on at least this many rows (a smaller batch is padded): torch's CPU
+kernels sum in another order for a handful of rows than for more (measured with torch 2.13: rows
+in a call of 1 to 7 differ in the last bit from the same rows among 8 or more), and a decision's
+log-probability must not depend on how many games shared its call."""
 
 
 def require_torch():
@@ -93,6 +105,7 @@ class NeuralAgent(Agent):
         seed: int = 0,
         greedy: bool = False,
         checkpoint: str | None = None,
+        array_native: bool = True,
     ) -> None:
         if checkpoint:
             cfg = _read_config(checkpoint)
@@ -115,6 +128,8 @@ class NeuralAgent(Agent):
         }
         self.device = torch.device(device)
         self.greedy = greedy
+        self.array_native = bool(array_native)
+        """Whether the match runner may play this agent on a game's array face (``act_arrays``)."""
         torch.manual_seed(seed)
         self.net = Net(self.shape, self.num_actions, arch, int(hidden), int(layers)).to(self.device)
         self.name = f"neural-{arch}"
@@ -143,6 +158,25 @@ class NeuralAgent(Agent):
         return self.net.opp_critic(x).squeeze(-1)
 
     # -- acting ----------------------------------------------------------------------------------
+    def act_log_probs(self, x, mask, inverse=None):
+        """Log-probabilities for acting, each row's independent of the others in the call
+        (:data:`MIN_ROWS`): the actor on ``x``, its rows ``inverse`` when given (one forward
+        pass per distinct observation), masked to ``mask``."""
+        logits = self.net.actor(_padded(x, 0.0))[: x.shape[0]]
+        if inverse is not None:
+            logits = logits[inverse]
+        n = logits.shape[0]
+        logits = _padded(logits, 0.0).masked_fill(~_padded(mask, True), float("-inf"))
+        return logits.log_softmax(-1)[:n]
+
+    def choose(self, logp: np.ndarray, mask: np.ndarray, u: np.ndarray | None) -> np.ndarray:
+        """Each row's action: the most likely (``greedy``) or drawn with its uniform ``u``
+        (:func:`~arena.arrays.pick_weighted`: ``sample_from`` on the probabilities)."""
+        p = np.exp(logp)
+        if self.greedy or u is None:
+            return p.argmax(axis=1)
+        return pick_weighted(p, mask, u)
+
     def act_batch_info(self, observations: Sequence[Observation]) -> tuple[list[Action], list[dict[str, Any]]]:
         torch = _modules()[0]
         choice = [i for i, o in enumerate(observations) if o.decision == "choice"]
@@ -150,24 +184,54 @@ class NeuralAgent(Agent):
         infos: list[dict[str, Any]] = [{} for _ in observations]
         if not choice:
             return actions, infos
+        chosen = [observations[i] for i in choice]
         with torch.no_grad():
-            x, mask = self.batch([observations[i] for i in choice])
-            logp = self.log_probs(x, mask).cpu().numpy()
-        for row, i in enumerate(choice):
-            p = np.exp(logp[row])
-            if self.greedy:
-                a = int(np.argmax(p))
-            else:
-                a = int(np.searchsorted(np.cumsum(p), observations[i].rng.random() * p.sum(), side="right"))
-                a = min(a, self.num_actions - 1)
-                if not mask[row, a]:
-                    a = int(np.flatnonzero(mask[row].cpu().numpy())[-1])
+            x, mask = self.batch(chosen)
+            logp = self.act_log_probs(x, mask).cpu().numpy()
+        u = None if self.greedy else np.array([o.uniform() for o in chosen])
+        picked = self.choose(logp, mask.cpu().numpy(), u)
+        for i, a, lp in zip(choice, picked.tolist(), logp[np.arange(len(choice)), picked].tolist()):
             actions[i] = a
-            infos[i] = {"log_prob": float(logp[row, a])}
+            infos[i] = {"log_prob": lp}
         return actions, infos
 
     def act_batch(self, observations: Sequence[Observation]) -> list[Action]:
         return self.act_batch_info(observations)[0]
+
+    def act_arrays_info(self, games: Any, rows: np.ndarray, player: int | None = None):
+        """:meth:`act_batch_info` on an array face (:mod:`arena.arrays`): the actions of games
+        ``rows`` and each decision's ``{"log_prob": ...}``, the same values from the same draws."""
+        actions, logp = self._arrays(games, rows, player)
+        return actions, [{"log_prob": v} for v in logp.tolist()]
+
+    def act_arrays(self, games: Any, rows: np.ndarray, player: int | None = None) -> np.ndarray:
+        return self._arrays(games, rows, player)[0]
+
+    def _arrays(self, games: Any, rows: np.ndarray, player: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """Actions and their log-probabilities; a face with tables runs the network once per
+        distinct information state of the call."""
+        torch = _modules()[0]
+        mask = games.legal_mask(rows, player)
+        inverse = None
+        if games.face.tabled:
+            states, inverse = np.unique(games.info_states(rows, player), return_inverse=True)
+            x = games.face.tensors(states)
+        else:
+            x = games.observations(rows, player)
+        x = np.asarray(x, dtype=np.float32).reshape((len(x),) + self.shape)
+        with torch.no_grad():
+            logp = (
+                self.act_log_probs(
+                    torch.as_tensor(x, device=self.device),
+                    torch.as_tensor(mask, device=self.device),
+                    None if inverse is None else torch.as_tensor(inverse.reshape(-1), device=self.device),
+                )
+                .cpu()
+                .numpy()
+            )
+        u = None if self.greedy else games.rng.uniform(rows)
+        actions = self.choose(logp, mask, u)
+        return actions, logp[np.arange(len(rows)), actions]
 
     def policy(self, obs: Observation) -> Mapping[int, float]:
         torch = _modules()[0]
@@ -205,6 +269,15 @@ class NeuralAgent(Agent):
         return twin
 
 
+def _padded(t, fill: float | bool):
+    """``t`` with rows of ``fill`` appended up to :data:`MIN_ROWS`."""
+    if t.shape[0] >= MIN_ROWS:
+        return t
+    torch = _modules()[0]
+    pad = torch.full((MIN_ROWS - t.shape[0],) + tuple(t.shape[1:]), fill, dtype=t.dtype, device=t.device)
+    return torch.cat([t, pad])
+
+
 def _read_config(directory: str | Path) -> dict[str, Any]:
     path = Path(directory) / "config.json"
     if not path.exists():
@@ -229,7 +302,16 @@ def arena_agents() -> list[AgentEntry]:
             "neural",
             NeuralAgent,
             "MLP/GRU policy on tensor observations (torch); checkpoint=DIR loads one",
-            {"arch": "mlp", "hidden": 64, "layers": 2, "device": "cpu", "seed": 0, "greedy": False, "checkpoint": None},
+            {
+                "arch": "mlp",
+                "hidden": 64,
+                "layers": 2,
+                "device": "cpu",
+                "seed": 0,
+                "greedy": False,
+                "checkpoint": None,
+                "array_native": True,
+            },
             checkpoint_param="checkpoint",
         )
     ]

@@ -40,6 +40,7 @@ class PSROAgent(PolicyAgent):
         self.psro = psro
         self.table = table
         self._mixture: Any = None
+        self._fixed: Any = None
         self._refresh()
 
     def _refresh(self) -> None:
@@ -70,6 +71,30 @@ class PSROAgent(PolicyAgent):
     @property
     def has_policy(self) -> bool:
         return self.table is not None
+
+    @property
+    def array_native(self) -> bool:
+        """A tabular mixture plays on a game's array face (``act_arrays``); the ppo oracle's
+        members need a ``State``."""
+        return self.table is not None and self._mixture is None
+
+    @property
+    def watches_games(self) -> bool:
+        """Only the ppo oracle's mixture hears games end (it picks a member per game)."""
+        return self._mixture is not None
+
+    def act_arrays(self, games: Any, rows: Any, player: int | None = None) -> Any:
+        """The table's ``sample_from`` on arrays (the ``fixed`` agent's, on this table)."""
+        if self._fixed is None or self._fixed.table is not self.table:
+            from arena.plugins.agents.basic import FixedPolicyAgent
+
+            assert self.table is not None
+            self._fixed = FixedPolicyAgent(self.table)
+        return self._fixed.act_arrays(games, rows, player)
+
+    def act_arrays_info(self, games: Any, rows: Any, player: int | None = None) -> tuple[Any, None]:
+        """:meth:`act_arrays`; a tabular mixture's decisions carry no info."""
+        return self.act_arrays(games, rows, player), None
 
     def act_batch_info(self, observations):
         if self._mixture is None:
