@@ -311,3 +311,19 @@ def test_cli_array_path_prints_the_state_paths_bytes(capsys):
         assert main(argv + extra) == 0
         printed.append(capsys.readouterr().out)
     assert printed[0] == printed[1] and printed[0].count("\n") > 5000
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_distinct_rows_are_numpys_even_when_hashes_collide(collide, monkeypatch):
+    from arena.playing import match_report
+
+    if collide:  # every row hashes alike: the row check must catch it and count exactly
+        monkeypatch.setattr(match_report, "_mix", lambda z: z * np.uint64(0))
+    rng = np.random.default_rng(3)
+    values = np.array([0.0, -0.0, 1.0, -1.0, 2.0, 0.1 + 0.2])[rng.integers(0, 6, size=(5000, 2))]
+    key = np.column_stack([rng.integers(0, 3, 5000), values.view(np.int64)])
+    first, which = match_report._distinct_rows(key)
+    rows, ref_first, ref_which = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    assert len(first) == len(rows) == 3 * 36
+    assert (key[first][which] == key).all()
+    assert sorted(first.tolist()) == sorted(ref_first.tolist())  # the same first rows
