@@ -101,7 +101,7 @@ class MatchSummary:
         codes = _outcome_codes(cols) if n > 1 else None
         for k, name in enumerate(names):
             mine = who == k
-            count = int(mine.sum())
+            count = int(np.count_nonzero(mine))
             if not count:
                 continue
             t = tally.get(name) or tally.setdefault(name, [0, 0.0, 0, 0, 0, 0, 0, 0.0])
@@ -192,10 +192,18 @@ def _outcome_codes(cols: ArrayResults) -> np.ndarray:
     """``[B, n]`` tally column of each seat's outcome (2 win, 3 draw, 4 loss), as :meth:`MatchSummary.add`
     decides it: numpy for the games without teams or NaN returns, ``add``'s own rule for those."""
     returns = cols.returns
-    best = returns.max(axis=1)
+    columns = returns.T  # seat by seat: numpy reduces a long axis much faster than a short one
+    best, total = columns[0].copy(), columns[0].copy()
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, which only sends the row to add's rule
+        for x in columns[1:]:
+            np.maximum(best, x, out=best)
+            total += x
     top = returns == best[:, None]
-    codes = np.where(top, np.where(top.sum(axis=1) == 1, 2, 3)[:, None], 4)
-    odd = set(np.flatnonzero(np.isnan(returns).any(axis=1)).tolist())
+    tops = top[:, 0].astype(np.int64)
+    for t in top.T[1:]:
+        tops += t
+    codes = np.where(top, np.where(tops == 1, 2, 3)[:, None], 4)
+    odd = set(np.flatnonzero(np.isnan(total)).tolist())  # a NaN return (or inf - inf): add's own rule
     odd.update(b for b, info in cols.info.items() if info.get("teams"))
     for b in sorted(odd):
         codes[b] = _row_codes(returns[b].tolist(), cols.info.get(b, {}).get("teams"))
