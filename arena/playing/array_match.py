@@ -191,7 +191,7 @@ class _Table:
         pos = self.seat_pos[rows, games.player[rows]]
         moving, actions = [], []
         for positions in self.owners.values():
-            mine = rows[np.isin(pos, positions)]
+            mine = rows[pos == positions[0] if len(positions) == 1 else np.isin(pos, positions)]
             if len(mine):
                 legal, chosen = _decide(self.agents[positions[0]], games, mine, self, None)
                 moving.append(mine[legal])
