@@ -10,6 +10,8 @@ loop (``tools/bench/match.py``'s ``pyspiel_random_loop``). Optionally a whole ``
 --json`` process per path (``--process-games``), and PGX (jitted and vmapped, batch ``--batch``)
 through another interpreter that has ``pgx`` and ``jax`` (``--pgx-python``: arena does not
 depend on them). The two runner paths are checked to give the same returns on the games both played.
+``--ppo-league-seeds N``: the quickstart's PPO league on Kuhn poker, its training games on each
+path (:mod:`arena.tools.bench.ppo_league`): training games/s, their ratio, exploitability per seed.
 """
 
 from __future__ import annotations
@@ -148,8 +150,12 @@ def run(args: argparse.Namespace) -> dict:
         "recorded_games": args.recorded_games,
         "pgx": args.pgx_python or "not measured (--pgx-python: an interpreter with pgx and jax)",
     }
-    for name in args.game_names.split(","):
+    for name in args.game_names.split(",") if args.game_names else []:
         out.update({f"{name}_{k}": v for k, v in measure(name, args).items()})
+    if args.ppo_league_seeds:
+        from arena.tools.bench.ppo_league import QUICKSTART, ppo_league
+
+        out.update(ppo_league(args.ppo_league_seeds, args.ppo_league_steps, args.ppo_league_config or QUICKSTART))
     return out
 
 
@@ -167,6 +173,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--recorded-games", type=int, default=0, help="also time both paths keeping trajectories")
     p.add_argument("--pgx-python", default="", help="also time PGX with this interpreter (it needs pgx and jax)")
     p.add_argument("--repeats", type=int, default=3, help="best of N timings")
+    p.add_argument(
+        "--ppo-league-seeds", type=int, default=0, help="also the quickstart's PPO league, N seeds, both paths"
+    )
+    p.add_argument("--ppo-league-steps", type=int, default=15, help="league steps per PPO-league run")
+    p.add_argument("--ppo-league-config", default="", help="league YAML (default: configs/quickstart.yaml)")
 
 
 @hookimpl
