@@ -4,10 +4,27 @@ Why: ArenaRL and preference trainers are for tasks without a verifiable reward. 
 whether they work, the benchmark still needs a ground truth the trainer cannot see. Here a
 chance node draws one of ``instances`` task instances ("Task 3: write a one-line plan to
 organise a picnic."); the player answers with one line of text (at most ``length``
-characters). Its hidden quality is a fixed function drawn from ``secret``: every character is
-worth ``0.6`` if it is in a shared hidden set of "good" characters plus ``0.4`` if it is in
-the instance's hidden theme set, summed over the answer and divided by ``length`` — so a
-longer answer of good, on-theme characters is better, in [0, 1].
+characters). Its hidden quality, in [0, 1], is a fixed function drawn from ``secret`` whose
+**shape** (``shape``) says what it depends on (:data:`SHAPES`; ``L`` = ``length``):
+
+- ``chars`` (default): every character is worth ``0.6`` if it is in a shared hidden set of 10
+  "good" characters plus ``0.4`` if it is in the instance's hidden theme set (3), summed and
+  divided by ``L`` — which characters appear, not their order;
+- ``pairs``: every *adjacent pair* is worth ``0.6`` if it is one of 80 shared hidden bigrams
+  plus ``0.4`` if it is one of the instance's 30, divided by ``L − 1`` — which character
+  follows which;
+- ``order``: an adjacent pair (a, b) is worth 1 if b is one of the 3 characters after a on a
+  hidden cyclic order of the 27 characters, divided by ``L − 1`` — a chain through the alphabet;
+- ``position``: character k is worth 1 if it is in position k's own hidden set (6), divided by
+  ``L`` — what goes where;
+- ``length``: each instance has a hidden target length t ∈ [L/4, L]; good characters (the shared
+  set) among the first t count +1, every character beyond t −1, divided by t and clipped at 0 —
+  stop at the right length;
+- ``themes``: only the instance's hidden theme set (5 characters) counts, +1 each, divided by
+  ``L`` — the answer must depend on the prompt.
+
+:data:`DEVELOPMENT_SHAPES` are the ones settings may be chosen on; :data:`HELD_OUT_SHAPES`
+are for checking them only.
 
 The trainer's view has no exact check: the game's returns are 0 (``reveal=false``, default;
 ``reveal=true`` makes the return the hidden quality, e.g. for leaderboards). Judges read the
@@ -46,6 +63,20 @@ GOALS = (
     "launch a website",
 )
 ALPHABET = string.ascii_lowercase + " "
+SHAPES = ("chars", "pairs", "order", "position", "length", "themes")
+"""What the hidden quality depends on (module docstring)."""
+DEVELOPMENT_SHAPES = ("chars", "pairs", "position")
+"""Shapes on which a method's settings may be chosen."""
+HELD_OUT_SHAPES = ("order", "length", "themes")
+"""Shapes never used to choose settings: they only check what was chosen on the others."""
+DEFAULTS: dict[str, Any] = {
+    "instances": 16,
+    "length": 24,
+    "secret": 0,
+    "reveal": False,
+    "probe_samples": 4,
+    "shape": "chars",
+}
 
 
 class OpenTaskState(State):
@@ -123,16 +154,27 @@ class OpenTaskState(State):
 
 class OpenTask(Game):
     def __init__(
-        self, instances: int = 16, length: int = 24, secret: int = 0, reveal: bool = False, probe_samples: int = 4
+        self,
+        instances: int = 16,
+        length: int = 24,
+        secret: int = 0,
+        reveal: bool = False,
+        probe_samples: int = 4,
+        shape: str = "chars",
     ) -> None:
         if not 1 <= int(instances) <= len(GOALS) or int(length) < 1 or int(probe_samples) < 1:
             raise ArenaError(f"open_task: instances must be 1..{len(GOALS)}, length and probe_samples >= 1")
+        if shape not in SHAPES:
+            raise ArenaError(f"open_task: shape must be one of {', '.join(SHAPES)}, not {shape!r}")
+        if shape in ("pairs", "order") and int(length) < 2:
+            raise ArenaError(f"open_task: shape {shape!r} needs length >= 2")
         self.instances, self.length, self.secret = int(instances), int(length), int(secret)
-        self.reveal, self.probe_samples = bool(reveal), int(probe_samples)
+        self.reveal, self.probe_samples, self.shape = bool(reveal), int(probe_samples), str(shape)
         rng = np.random.default_rng([self.secret, 16])
         letters = list(ALPHABET)
         self.good = frozenset(rng.choice(letters, size=10, replace=False).tolist())
         self.themes = [frozenset(rng.choice(letters, size=3, replace=False).tolist()) for _ in range(self.instances)]
+        self._draw_shape(np.random.default_rng([self.secret, 16, SHAPES.index(self.shape)]))
         self.spec = GameSpec(
             name="open_task",
             num_players=1,
@@ -151,8 +193,9 @@ class OpenTask(Game):
                     ("secret", self.secret),
                     ("reveal", self.reveal),
                     ("probe_samples", self.probe_samples),
+                    ("shape", self.shape),
                 )
-                if v != {"instances": 16, "length": 24, "secret": 0, "reveal": False, "probe_samples": 4}[k]
+                if v != DEFAULTS[k]
             },
             description="open-ended one-line text task with a hidden quality (for judges and ArenaRL)",
         )
@@ -160,11 +203,39 @@ class OpenTask(Game):
     def new_initial_state(self, seed: int | None = None) -> OpenTaskState:
         return OpenTaskState(self)
 
+    def _draw_shape(self, rng: np.random.Generator) -> None:
+        """The shape's own hidden parameters (the ``chars`` sets are drawn for every shape)."""
+        bigrams = [a + b for a in ALPHABET for b in ALPHABET]
+        n, L = self.instances, self.length
+        self.good_pairs = frozenset(rng.choice(bigrams, size=80, replace=False).tolist())
+        self.theme_pairs = [frozenset(rng.choice(bigrams, size=30, replace=False).tolist()) for _ in range(n)]
+        cycle = rng.permutation(len(ALPHABET))
+        self.successors = {
+            ALPHABET[cycle[i]]: frozenset(ALPHABET[cycle[(i + d) % len(cycle)]] for d in (1, 2, 3))
+            for i in range(len(cycle))
+        }
+        self.position_sets = [frozenset(rng.choice(list(ALPHABET), size=6, replace=False).tolist()) for _ in range(L)]
+        self.targets = [int(t) for t in rng.integers(max(1, L // 4), L + 1, size=n)]
+        self.theme5 = [frozenset(rng.choice(list(ALPHABET), size=5, replace=False).tolist()) for _ in range(n)]
+
     def quality(self, instance: int, answer: str) -> float:
-        """The hidden ground truth, in [0, 1]."""
-        theme = self.themes[instance]
-        total = sum(0.6 * (c in self.good) + 0.4 * (c in theme) for c in answer.lower()[: self.length])
-        return total / self.length
+        """The hidden ground truth of ``answer`` to ``instance``, in [0, 1] (module docstring)."""
+        a, L = answer.lower()[: self.length], self.length
+        if self.shape == "chars":
+            theme = self.themes[instance]
+            return sum(0.6 * (c in self.good) + 0.4 * (c in theme) for c in a) / L
+        if self.shape == "pairs":
+            tp = self.theme_pairs[instance]
+            pairs = [a[k : k + 2] for k in range(len(a) - 1)]
+            return sum(0.6 * (p in self.good_pairs) + 0.4 * (p in tp) for p in pairs) / (L - 1)
+        if self.shape == "order":
+            return sum(a[k + 1] in self.successors.get(a[k], ()) for k in range(len(a) - 1)) / (L - 1)
+        if self.shape == "position":
+            return sum(c in self.position_sets[k] for k, c in enumerate(a)) / L
+        if self.shape == "length":
+            t = self.targets[instance]
+            return max(0.0, sum(c in self.good for c in a[:t]) - max(0, len(a) - t)) / t
+        return sum(c in self.theme5[instance] for c in a) / L
 
     def judge_score(self, state: State, player: int) -> float:
         """The hidden quality of a finished answer (what the ``scorer`` judge reads)."""
@@ -198,6 +269,6 @@ def arena_games() -> list[GameEntry]:
             "open_task",
             OpenTask,
             "open-ended one-line text task with a hidden quality only a scorer knows (ArenaRL benchmark)",
-            {"instances": 16, "length": 24, "secret": 0, "reveal": False, "probe_samples": 4},
+            dict(DEFAULTS),
         )
     ]

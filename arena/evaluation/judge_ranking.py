@@ -31,7 +31,7 @@ z-scored with the unbiased std): N = 4 gives [1.1619, 0.3873, −0.3873, −1.16
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
@@ -57,6 +57,8 @@ class Ranking:
     decisive: int = 0
     """Comparisons with a non-zero margin; 0 means the judge could not tell any pair apart and
     the order is only the formats' tie-breaking (a trainer should not learn from it)."""
+    margins: list[tuple[int, int, float]] = field(default_factory=list)
+    """Every comparison the topology made, ``(i, j, margin of i over j)``, in order."""
 
 
 def anchor(names: Sequence[str]) -> FormatGen:
@@ -124,6 +126,7 @@ def rank_groups(
     gens = [topology(kind, n, seed=derive_seed(seed, "group", g), **knobs) for g, n in enumerate(sizes)]
     spent = [0] * len(gens)
     decisive = [0] * len(gens)
+    played: list[list[tuple[int, int, float]]] = [[] for _ in gens]
     out: list[Ranking | None] = [None] * len(gens)
     pending: dict[int, list[Pairing]] = {}
 
@@ -132,7 +135,7 @@ def rank_groups(
             pending[g] = gens[g].send(value) if value is not None else next(gens[g])
         except StopIteration as stop:
             pending.pop(g, None)
-            out[g] = Ranking([int(a) for a in stop.value], spent[g], decisive[g])
+            out[g] = Ranking([int(a) for a in stop.value], spent[g], decisive[g], played[g])
 
     for g in range(len(gens)):
         advance(g, None)
@@ -148,6 +151,7 @@ def rank_groups(
                 m = float(margins[k])
                 k += 1
                 decisive[g] += m != 0.0
+                played[g].append((int(p.group[0]), int(p.group[1]), m))
                 results.append([SimpleNamespace(seats=list(p.group), returns=[m, -m], info={})])
             spent[g] += len(results)
             advance(g, results)
@@ -199,3 +203,118 @@ def comparisons_bound(kind: str, n: int) -> int:
     if kind == "round_robin":
         return n * (n - 1) // 2
     return 2 * n - 2
+
+
+ADVANTAGE_MAPS = ("rank", "margin")
+"""How a ranked group becomes advantages: ``rank`` (ArenaRL's ``1 − k/(N−1)``, z-scored) or
+``margin`` (least-squares strengths from the same comparisons' margins, z-scored)."""
+
+
+def margin_strengths(n: int, margins: Sequence[tuple[int, int, float]]) -> np.ndarray:
+    """Strengths ``s`` (mean 0 on each connected part of the comparison graph) that fit every
+    comparison's margin in least squares, ``s_i − s_j ≈ m_ij``: the minimum-norm solution of
+    the graph Laplacian system ``L s = b`` (``b_i`` = the margins i won minus those it lost).
+    Where a margin is linear in a quality difference (a scorer judge: ``m = Δq + noise``) this
+    is the quality up to a constant, each candidate's noise averaged over every comparison it
+    played; a rank keeps only the order."""
+    if n < 2:
+        raise ArenaError(f"a group needs at least 2 candidates to rank, got {n}")
+    lap, b = np.zeros((n, n)), np.zeros(n)
+    for i, j, m in margins:
+        lap[i, i] += 1.0
+        lap[j, j] += 1.0
+        lap[i, j] -= 1.0
+        lap[j, i] -= 1.0
+        b[i] += m
+        b[j] -= m
+    s = np.linalg.pinv(lap) @ b
+    return s - s.mean()
+
+
+def ranking_advantages(r: Ranking, n: int, kind: str = "rank") -> np.ndarray:
+    """A ranked group's advantages under map ``kind`` (:data:`ADVANTAGE_MAPS`); all zeros when
+    no comparison was decisive (the order would only be tie-breaking)."""
+    if kind not in ADVANTAGE_MAPS:
+        raise ArenaError(f"advantage map must be one of {', '.join(ADVANTAGE_MAPS)}, not {kind!r}")
+    if not r.decisive:
+        return np.zeros(n)
+    if kind == "rank":
+        return rank_advantages(r.order)
+    return group_zscore(margin_strengths(n, r.margins))
+
+
+SCALINGS = ("group", "batch")
+"""How centred strengths become advantages: ``group`` divides each group by its own std (GRPO);
+``batch`` divides every group by one pooled std (the root mean of the groups' variances)."""
+
+
+def scaled_advantages(values: Sequence[np.ndarray], scaling: str = "group") -> list[np.ndarray]:
+    """Centre each group's values and scale them (:data:`SCALINGS`). With a noisy judge, a group
+    whose members are truly alike still shows a spread of noise; ``group`` scales that noise up
+    to unit variance like any other group, ``batch`` leaves it as small as it is next to the
+    groups that differ."""
+    if scaling not in SCALINGS:
+        raise ArenaError(f"advantage scaling must be one of {', '.join(SCALINGS)}, not {scaling!r}")
+    if scaling == "group":
+        return [group_zscore(v) for v in values]
+    centred = [np.asarray(v, dtype=float) - np.mean(v) if len(v) else np.zeros(0) for v in values]
+    var = [float(c.var(ddof=1)) for c in centred if len(c) > 1]
+    pooled = float(np.sqrt(np.mean(var))) if var else 0.0
+    return [c / (pooled + 1e-6) if pooled > 0 else np.zeros(len(c)) for c in centred]
+
+
+def advantage_fidelity(
+    qualities: np.ndarray,
+    noise: float,
+    kind: str = "single_elimination",
+    advantage: str = "rank",
+    seed: int = 0,
+    drift: float = 0.0,
+    scaling: str = "group",
+) -> dict[str, float]:
+    """How much of the true-reward advantage a judged advantage keeps, without training.
+
+    ``qualities`` is (groups, N): the true quality of every candidate. A simulated pairwise
+    judge answers ``q_i + e − q_j − e′`` (``e, e′ ~ N(0, noise²)``, fresh per comparison); a
+    simulated pointwise one (``kind="pointwise"``) answers ``q + e + d`` with ``d ~ N(0,
+    drift²)`` per score, and its advantage is the group z-score. Returns ``fidelity``: the mean
+    over groups with any true spread of the Pearson correlation between the advantage and the
+    true-reward advantage (``group_zscore(q)``; a group with zero advantages counts 0), and
+    ``flat``: the share of groups with no true spread (no signal for any method); and
+    ``batch_fidelity``: the cosine over every candidate of the batch between the advantages and
+    the true-reward ones — the alignment of the policy-gradient step with the true one when the
+    rollouts' score-function gradients are roughly orthogonal, so it also counts how much step
+    each group gets (``scaling``, :func:`scaled_advantages`; ``rank`` advantages are unit-variance
+    per group whatever the scaling)."""
+    q = np.asarray(qualities, dtype=float)
+    rng = np.random.default_rng(seed)
+    if kind == "pointwise":
+        advs = [
+            group_zscore(row + noise * rng.standard_normal(len(row)) + drift * rng.standard_normal(len(row)))
+            for row in q
+        ]
+    else:
+
+        def compare(batch: Sequence[tuple[int, int, int]]) -> list[float]:
+            e = noise * rng.standard_normal((len(batch), 2))
+            return [float(q[g, i] - q[g, j] + e[k, 0] - e[k, 1]) for k, (g, i, j) in enumerate(batch)]
+
+        ranks = rank_groups([q.shape[1]] * q.shape[0], compare, kind, seed=seed)
+        if advantage == "margin":
+            advs = scaled_advantages([margin_strengths(q.shape[1], r.margins) for r in ranks], scaling)
+        else:
+            advs = [ranking_advantages(r, q.shape[1], advantage) for r in ranks]
+    truth = np.concatenate([group_zscore(row) for row in q])
+    flat_adv = np.concatenate(advs)
+    norm = float(np.linalg.norm(truth) * np.linalg.norm(flat_adv))
+    cors, flat = [], 0
+    for row, a in zip(q, advs):
+        if np.ptp(row) == 0:
+            flat += 1
+            continue
+        cors.append(float(np.corrcoef(a, row)[0, 1]) if np.ptp(a) > 0 else 0.0)
+    return {
+        "fidelity": float(np.mean(cors)) if cors else float("nan"),
+        "flat": flat / max(1, len(q)),
+        "batch_fidelity": float(truth @ flat_adv) / norm if norm > 0 else 0.0,
+    }

@@ -61,6 +61,7 @@ BENCHMARKS = {
         *("--games", "300", "--state-games", "100", "--baseline-games", "50", "--batch", "64", "--repeats", "1")
     ],
     "arenarl-learning": ["--seeds", "0", "--iterations", "1", "--tasks", "1", "--group", "2", "--out", "arenarl"],
+    "arenarl-signal": ["--shapes", "pairs", "--sizes", "4", "--groups", "2", "--out", "arenarl-signal"],
     "cfr": ["--game", "kuhn_poker", "--rounds", "1", "--block", "2", "--py-iterations", "1", "--large-game", ""],
     "cfr-br": ["--game", "kuhn_poker", "--iterations", "1"],
     "cfr-curves": ["--game", "kuhn_poker", "--iterations", "4", "--log-every", "2", "--out", "curves"],
@@ -101,6 +102,7 @@ NEEDS = {
     "llm": "transformers",
     "llm-league": "peft",
     "arenarl-learning": "transformers",
+    "arenarl-signal": "transformers",
     "preference-cycle": "transformers",
 }
 """Optional libraries a benchmark cannot run without (``pip install 'arena-rl[bench]'``)."""

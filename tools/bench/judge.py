@@ -110,15 +110,106 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
 
 
+# -- signal: how much of the true advantage each judged advantage keeps (no training) -----------
+def sample_answers(seed: int, groups: int, n: int, model_dir: str) -> tuple[list[int], list[str]]:
+    """Groups of ``n`` answers the tiny model (seed ``seed``, generated, T = 1) samples on
+    ``open_task``, instances in turn: (instance, answer) per answer, group after group. The
+    prompt does not depend on the shape, so every shape scores the same answers."""
+    from pathlib import Path
+
+    from arena.agent import Observation
+    from arena.loading import load_agent, load_game
+    from arena.playing.match import game_rng
+    from arena.tools.tiny_model import build_tiny_model
+
+    game: Any = load_game("open_task")
+    if not (Path(model_dir) / "config.json").exists():
+        build_tiny_model(Path(model_dir), seed=seed)
+    agent = load_agent(
+        {"name": "llm", "model": model_dir, "mode": "generated", "temperature": 1.0, "max_text_tokens": 24}, game
+    )
+    obs, inst = [], []
+    for g in range(groups):
+        for k in range(n):
+            st = game.new_initial_state()
+            st.apply_action(g % game.instances)
+            inst.append(g % game.instances)
+            obs.append(Observation(st, 0, game_rng(seed, g * n + k), game.spec.full_name))
+    return inst, [str(a) for a in agent.act_batch(obs)]
+
+
+SIGNALS = (
+    ("single_elimination", "rank"),
+    ("single_elimination", "margin"),
+    ("swiss", "rank"),
+    ("swiss", "margin"),
+    ("adaptive", "margin"),
+    ("round_robin", "rank"),
+    ("round_robin", "margin"),
+    ("pointwise", "score"),
+)
+"""(topology, advantage map) pairs the signal bench compares; ``pointwise`` is the noisy
+pointwise judge (noise and drift) with GRPO's z-score."""
+
+
+def run_signal(args: argparse.Namespace) -> dict:
+    """Per shape and group size: the fidelity (mean correlation with the true-reward advantage,
+    :func:`arena.evaluation.judge_ranking.advantage_fidelity`) of every signal of
+    :data:`SIGNALS` on groups the tiny model samples."""
+    from arena.evaluation.judge_ranking import advantage_fidelity
+    from arena.loading import load_game
+
+    out: dict[str, Any] = {}
+    sizes = [int(x) for x in str(args.sizes).split(",")]
+    sampled = {n: sample_answers(args.seed, args.groups, n, f"{args.out}/tiny-s{args.seed}") for n in sizes}
+    for shape in [s for s in str(args.shapes).split(",") if s]:
+        game: Any = load_game(f"open_task(shape={shape})")
+        for n in sizes:
+            inst, answers = sampled[n]
+            q = np.asarray([game.quality(i, a) for i, a in zip(inst, answers)]).reshape(args.groups, n)
+            out[f"{shape}_n{n}_quality_sd"] = float(np.mean(q.std(axis=1, ddof=1)))
+            line = []
+            for kind, adv in SIGNALS:
+                noise = args.noise
+                drift = args.drift if kind == "pointwise" else 0.0
+                f = advantage_fidelity(q, noise, kind, adv if adv != "score" else "rank", args.seed, drift)
+                out[f"{shape}_n{n}_{kind}_{adv}"] = f["fidelity"]
+                out[f"{shape}_n{n}_flat"] = f["flat"]
+                line.append(f"{kind}/{adv} {f['fidelity']:.3f}")
+            se_rank = out[f"{shape}_n{n}_single_elimination_rank"]
+            out[f"{shape}_n{n}_se_margin_over_rank_fidelity_ratio"] = (
+                out[f"{shape}_n{n}_single_elimination_margin"] / se_rank if se_rank else float("nan")
+            )
+            print(
+                f"  {shape} N={n} sd {out[f'{shape}_n{n}_quality_sd']:.4f} flat {out[f'{shape}_n{n}_flat']:.2f}: "
+                + ", ".join(line),
+                flush=True,
+            )
+    return out
+
+
+def add_signal_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--shapes", default="chars,pairs,position,order,length,themes", help="open_task shapes")
+    p.add_argument("--sizes", default="8", help="group sizes N (comma-separated)")
+    p.add_argument("--groups", type=int, default=64, help="groups per shape and size")
+    p.add_argument("--noise", type=float, default=0.05, help="judge noise sd per candidate and comparison")
+    p.add_argument("--drift", type=float, default=0.1, help="pointwise judge: per-score offset sd")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/bench/arenarl-signal")
+
+
 # -- learning: arenarl vs the true scalar reward vs pointwise scoring ---------------------------
 METHODS = {
     "true_reward": {"judge": "scorer", "scoring": "pointwise"},
     "arenarl": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "scoring": "rank"},
+    "arenarl_rank": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "advantage": "rank"},
+    "arenarl_margin": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "advantage": "margin"},
     "pointwise_noisy": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "scoring": "pointwise"},
     "sppo": {"trainer": "sppo", "judge": "scorer:noise={noise},drift={drift},seed={seed}", "epochs": "1"},
     "inpo": {"trainer": "inpo", "judge": "scorer:noise={noise},drift={drift},seed={seed}", "epochs": "1"},
 }
-"""Trainer params per method (``trainer``: which trainer, default ``arenarl``). ``sppo`` is SPPO on
+"""Trainer params per method (``trainer``: which trainer, default ``arenarl``; ``arenarl`` at the
+trainer's default advantage map, ``arenarl_rank`` / ``arenarl_margin`` at a named one). ``sppo`` is SPPO on
 free text with the same noisy pairwise judge: its K = ``--group`` samples per task, P̂ from all
 pairs, one regression step per iteration (its first-step gradient is a policy gradient with
 advantage P̂ − ½); ``inpo`` fits its pairwise mirror-descent target on the same groups' pairs."""
@@ -126,69 +217,80 @@ DEFAULT_METHODS = "true_reward,arenarl,pointwise_noisy"
 
 
 def run_learning(args: argparse.Namespace) -> dict:
-    """Each method × seed is one ``arena llm-train`` run (the league loop) on ``open_task`` with a
-    tiny local model; the figure is the gain of the hidden ``true_score`` (last − first
-    evaluation), and the headline ``arenarl`` gain over ``true_reward``'s."""
-    import csv
-    from pathlib import Path
-
-    from arena.config import load_config
+    """Each shape × method × seed is one ``arena llm-train`` run (the league loop) on
+    ``open_task(shape=...)`` with a tiny local model; the figure is the gain of the hidden
+    ``true_score`` (last − first evaluation), and each method's gain over ``true_reward``'s."""
     from arena.errors import ArenaError
-    from arena.plugins.trainers.llm.driver import LLMTrainConfig, train
 
     seeds = [int(s) for s in str(args.seeds).split(",")]
     methods = [m for m in str(args.methods).split(",") if m]
     if unknown := sorted(set(methods) - set(METHODS)):
         raise ArenaError(f"bench arenarl-learning: unknown method(s) {unknown}; known: {', '.join(METHODS)}")
-    gains: dict[str, list[float]] = {m: [] for m in methods}
+    shapes = [s for s in str(args.shapes).split(",") if s]
     out: dict[str, Any] = {}
-    for seed in seeds:
-        for method in methods:
-            params: dict[str, Any] = {
-                k: v.format(noise=args.noise, drift=args.drift, seed=seed) for k, v in METHODS[method].items()
-            }
-            trainer = params.pop("trainer", "arenarl")
-            if trainer == "arenarl":
-                params.update(group=args.group, topology=args.topology)
-            else:
-                params.update(samples=args.group, epochs=int(params["epochs"]))
-            params.update(lr=args.lr, seed=seed, torch_threads=1)
-            run_dir = Path(args.out) / f"{method}-s{seed}"
-            cfg = load_config(
-                LLMTrainConfig,
-                None,
-                base={
-                    "game": "open_task",
-                    "model": {"dir": str(Path(args.out) / f"tiny-s{seed}"), "seed": seed},
-                    "agent": {"mode": "generated", "temperature": 1.0, "max_text_tokens": 24},
-                    "trainer": trainer,
-                    "params": params,
-                    "iterations": args.iterations,
-                    "games_per_iter": args.tasks,
-                    "seed": seed,
-                    "eval_every": args.iterations,
-                    "eval_games": 0,
-                    "eval_opponents": [],
-                    "out": str(run_dir),
-                    "quiet": True,
-                    "torch_threads": 1,
-                },
-            )
-            train(cfg, log=lambda line: None)
-            with open(run_dir / "metrics.csv") as fh:
-                rows = list(csv.DictReader(fh))
-            first, last = float(rows[0]["true_score"]), float(rows[-1]["true_score"])
-            gains[method].append(last - first)
-            out[f"{method}_s{seed}_true_score"] = f"{first:.3f} -> {last:.3f}"
-            print(f"  seed {seed} {method:>16}: true_score {first:.3f} -> {last:.3f}", flush=True)
-    for method, g in gains.items():
-        out[f"{method}_gain_mean"] = float(np.mean(g))
-        out[f"{method}_gain_min_max"] = f"{min(g):.3f} .. {max(g):.3f}"
-    if "true_reward" in gains:
-        ref = float(np.mean(gains["true_reward"]))
-        for method in [m for m in gains if m != "true_reward"]:
-            out[f"{method}_over_true_reward_ratio"] = float(np.mean(gains[method])) / ref if ref else float("nan")
+    for shape in shapes:
+        prefix = "" if shapes == ["chars"] else f"{shape}_"
+        gains: dict[str, list[float]] = {m: [] for m in methods}
+        for seed in seeds:
+            for method in methods:
+                first, last = _learning_run(args, shape, method, seed)
+                gains[method].append(last - first)
+                out[f"{prefix}{method}_s{seed}_true_score"] = f"{first:.3f} -> {last:.3f}"
+                print(f"  {shape} seed {seed} {method:>16}: true_score {first:.3f} -> {last:.3f}", flush=True)
+        for method, g in gains.items():
+            out[f"{prefix}{method}_gain_mean"] = float(np.mean(g))
+            out[f"{prefix}{method}_gain_min_max"] = f"{min(g):.3f} .. {max(g):.3f}"
+        if "true_reward" in gains:
+            ref = float(np.mean(gains["true_reward"]))
+            for method in [m for m in gains if m != "true_reward"]:
+                out[f"{prefix}{method}_over_true_reward_ratio"] = (
+                    float(np.mean(gains[method])) / ref if ref else float("nan")
+                )
     return out
+
+
+def _learning_run(args: argparse.Namespace, shape: str, method: str, seed: int) -> tuple[float, float]:
+    """One ``arena llm-train`` run; the first and last evaluation's ``true_score``."""
+    import csv
+    from pathlib import Path
+
+    from arena.config import load_config
+    from arena.plugins.trainers.llm.driver import LLMTrainConfig, train
+
+    params: dict[str, Any] = {
+        k: v.format(noise=args.noise, drift=args.drift, seed=seed) for k, v in METHODS[method].items()
+    }
+    trainer = params.pop("trainer", "arenarl")
+    if trainer == "arenarl":
+        params.update(group=args.group, topology=args.topology)
+    else:
+        params.update(samples=args.group, epochs=int(params["epochs"]))
+    params.update(lr=args.lr, seed=seed, torch_threads=1)
+    run_dir = Path(args.out) / (f"{method}-s{seed}" if shape == "chars" else f"{shape}/{method}-s{seed}")
+    cfg = load_config(
+        LLMTrainConfig,
+        None,
+        base={
+            "game": "open_task" if shape == "chars" else f"open_task(shape={shape})",
+            "model": {"dir": str(Path(args.out) / f"tiny-s{seed}"), "seed": seed},
+            "agent": {"mode": "generated", "temperature": 1.0, "max_text_tokens": 24},
+            "trainer": trainer,
+            "params": params,
+            "iterations": args.iterations,
+            "games_per_iter": args.tasks,
+            "seed": seed,
+            "eval_every": args.iterations,
+            "eval_games": 0,
+            "eval_opponents": [],
+            "out": str(run_dir),
+            "quiet": True,
+            "torch_threads": 1,
+        },
+    )
+    train(cfg, log=lambda line: None)
+    with open(run_dir / "metrics.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    return float(rows[0]["true_score"]), float(rows[-1]["true_score"])
 
 
 def add_learning_arguments(p: argparse.ArgumentParser) -> None:
@@ -201,6 +303,7 @@ def add_learning_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--drift", type=float, default=0.1, help="scorer judge: per-call offset sd (cancels in pairs)")
     p.add_argument("--lr", type=float, default=0.0005)
     p.add_argument("--methods", default=DEFAULT_METHODS, help=f"comma-separated, from {', '.join(METHODS)}")
+    p.add_argument("--shapes", default="chars", help="open_task shapes (comma-separated; games/open_task.py SHAPES)")
     p.add_argument("--out", default="runs/bench/arenarl")
 
 
@@ -215,6 +318,15 @@ def arena_benchmarks() -> list[Benchmark]:
             add_arguments,
             baseline="round robin (N(N-1)/2 comparisons) on the same groups",
             ratio="se_over_rr_ratio",
+        ),
+        Benchmark(
+            "arenarl-signal",
+            "no training: how much of the true-reward advantage each judged advantage keeps "
+            "(topology x rank/margin map, pointwise noisy) on groups the tiny model samples, per open_task shape",
+            run_signal,
+            add_signal_arguments,
+            baseline="the true-reward advantage (group z-score of the hidden quality) on the same groups",
+            ratio="fidelity_ratio",
         ),
         Benchmark(
             "arenarl-learning",

@@ -10,6 +10,10 @@ For tasks with no verifiable reward, rollouts are scored *against each other*. O
    single elimination, Swiss, round robin, adaptive) with the configured **judge**
    (:mod:`arena.judge`; every group's pairings of a round go to the judge in one call);
 3. rank → reward ``1 − k/(N−1)`` → z-scored advantage (N = 4: [1.16, 0.39, −0.39, −1.16]);
+   with ``advantage: margin`` the same comparisons' margins instead, fitted in least squares
+   to one strength per rollout (:func:`arena.evaluation.judge_ranking.margin_strengths`) and
+   z-scored — a rank spaces rollouts evenly however far apart they are, so a group with one
+   good rollout among near-equal ones gives the near-equal ones large, noise-ordered advantages;
    with ``scoring: pointwise`` the judge scores each rollout alone and the advantage is the
    group-normalised score (GRPO; the baseline ArenaRL argues against, and — with a noiseless
    ``scorer`` judge — the "true scalar reward" reference); a group whose every comparison
@@ -31,7 +35,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from arena.errors import ArenaError
-from arena.evaluation.judge_ranking import TOPOLOGIES, group_zscore, rank_advantages, rank_groups
+from arena.evaluation.judge_ranking import (
+    ADVANTAGE_MAPS,
+    TOPOLOGIES,
+    group_zscore,
+    rank_groups,
+    ranking_advantages,
+)
 from arena.game import Game
 from arena.judge import Candidate, checked_compare, checked_score
 from arena.loading import load_judge
@@ -53,6 +63,7 @@ class ArenaRL(LLMTrainer):
         "topology": "single_elimination",
         "scoring": "rank",
         "budget": None,
+        "advantage": "rank",
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -68,6 +79,10 @@ class ArenaRL(LLMTrainer):
         if self.p["scoring"] not in SCORING:
             raise ArenaError(
                 f"trainer 'arenarl': scoring must be one of {', '.join(SCORING)}, not {self.p['scoring']!r}"
+            )
+        if self.p["advantage"] not in ADVANTAGE_MAPS:
+            raise ArenaError(
+                f"trainer 'arenarl': advantage must be one of {', '.join(ADVANTAGE_MAPS)}, not {self.p['advantage']!r}"
             )
         judge = self.p["judge"]
         self.judge = load_judge(dict(judge) if isinstance(judge, dict) else judge, game)
@@ -107,8 +122,9 @@ class ArenaRL(LLMTrainer):
         )
         # a group the judge could not tell apart at all (every margin 0) carries no signal: its
         # order would only be the bracket's tie-breaking, so it gets zero advantages
+        kind = str(self.p["advantage"])
         return (
-            [rank_advantages(r.order) if r.decisive else np.zeros(len(r.order)) for r in ranks],
+            [ranking_advantages(r, len(g), kind) for r, g in zip(ranks, groups)],
             sum(r.comparisons for r in ranks),
         )
 
