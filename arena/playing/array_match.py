@@ -118,13 +118,40 @@ def play_array_batch(
 ) -> ArrayResults:
     """One batch on the face, as columns. ``seatings[i % n]`` is the agents-list position in each
     seat of game ``i``. ``record``: trajectories and transcripts as the ``State`` path keeps them."""
+    return play_array_tables(game, face, [(agents, indices, seatings)], seed, record)[0]
+
+
+def play_array_tables(
+    game: Game,
+    face: ArrayFace,
+    tables: Sequence[tuple[Sequence[Agent], Sequence[int], Sequence[list[int]]]],
+    seed: int,
+    record: bool = False,
+) -> list[ArrayResults]:
+    """The games of several matches of one run seed in one batch on the face: ``tables`` holds
+    each match's ``(agents, indices, seatings)`` (as :func:`play_array_batch` takes them; indices
+    distinct across matches); the results are each match's columns, as if it had played alone.
+    An agent object in several matches decides for all of its games in one call per step (a
+    league learner's games against each opponent: one forward pass, not one per opponent)."""
     start = time.perf_counter()
     n = game.spec.num_players
-    games = face.reset(ArrayRandom(seed, indices))
-    idx = np.asarray(list(indices), dtype=np.int64)
-    table = _Table(agents, np.asarray(seatings, dtype=np.int64)[idx % n], len(idx))
+    agents: list[Agent] = []
+    names: list[list[str]] = []
+    seat_pos, idx, seating, bounds, firsts = [], [], [], [0], []
+    for t_agents, t_indices, t_seatings in tables:
+        ix = np.asarray(list(t_indices), dtype=np.int64)
+        firsts.append(len(names))
+        seat_pos.append(len(agents) + np.asarray(t_seatings, dtype=np.int64)[ix % n])
+        seating.append(len(names) + ix % n)
+        names += [[t_agents[k].name for k in order] for order in t_seatings]
+        agents += list(t_agents)
+        idx.append(ix)
+        bounds.append(bounds[-1] + len(ix))
+    all_idx = np.concatenate(idx)
+    games = face.reset(ArrayRandom(seed, all_idx.tolist()))
+    table = _Table(agents, np.concatenate(seat_pos), len(all_idx))
     if record:
-        table.recorder = _Recorder(game, games, idx, seed)
+        table.recorder = _Recorder(game, games, all_idx, seed)
     while True:
         if table.forfeits:
             games.player[list(table.forfeits)] = TERMINAL  # finished for the loop; its returns are the forfeit's
@@ -137,7 +164,31 @@ def play_array_batch(
             table.turn_step(games, turn)
         if len(joint):
             table.joint_step(games, joint, n)
-    return _columns(game, games, table, idx, seed, seatings, start)
+    out = _columns(game, games, table, all_idx, seed, names, np.concatenate(seating), start)
+    if len(tables) == 1:
+        return [out]
+    return [_rows(out, lo, hi, first, len(t[2])) for t, lo, hi, first in zip(tables, bounds, bounds[1:], firsts)]
+
+
+def _rows(out: ArrayResults, lo: int, hi: int, first: int, count: int) -> ArrayResults:
+    """Games ``lo:hi`` of a merged batch as their own match's columns (its seatings are
+    ``out.names[first : first + count]``)."""
+    inside = lambda d: {b - lo: v for b, v in d.items() if lo <= b < hi}  # noqa: E731
+    return ArrayResults(
+        out.game,
+        out.seed,
+        out.indices[lo:hi],
+        out.seating[lo:hi] - first,
+        out.names[first : first + count],
+        out.returns[lo:hi],
+        out.lengths[lo:hi],
+        out.durations[lo:hi],
+        inside(out.forfeits),
+        inside(out.forfeit_returns),
+        inside(out.info),
+        out.trajectories[lo:hi] if out.trajectories is not None else None,
+        out.transcripts[lo:hi] if out.transcripts is not None else None,
+    )
 
 
 def _columns(
@@ -146,16 +197,16 @@ def _columns(
     table: "_Table",
     idx: np.ndarray,
     seed: int,
-    seatings: Sequence[list[int]],
+    names: list[list[str]],
+    seating: np.ndarray,
     start: float,
 ) -> ArrayResults:
-    n = game.spec.num_players
     out = ArrayResults(
         game,
         seed,
         idx,
-        idx % n,
-        [[table.agents[k].name for k in order] for order in seatings],
+        seating,
+        names,
         games.returns().astype(np.float64),
         table.length,
         table.ended - start,

@@ -96,7 +96,9 @@ def test_a_decisions_log_prob_does_not_depend_on_its_batch():
     with torch.no_grad():
         whole = agent.act_log_probs(x, mask)
         for n, start in [(1, 7), (2, 100), (3, 0), (5, 41), (9, 250), (64, 200)]:
-            assert torch.equal(agent.act_log_probs(x[start : start + n], mask[start : start + n]), whole[start : start + n])
+            assert torch.equal(
+                agent.act_log_probs(x[start : start + n], mask[start : start + n]), whole[start : start + n]
+            )
 
 
 def test_the_switch_and_the_greedy_agent(caplog):
