@@ -119,10 +119,20 @@ def topology(
 
 
 def rank_groups(
-    sizes: Sequence[int], compare: Compare, kind: str = "single_elimination", seed: int = 0, **knobs: Any
+    sizes: Sequence[int],
+    compare: Compare,
+    kind: str = "single_elimination",
+    seed: int = 0,
+    repeats: int = 1,
+    **knobs: Any,
 ) -> list[Ranking]:
     """Rank every group (``sizes[g]`` candidates) with topology ``kind``, all groups in lockstep:
-    one ``compare`` call per round with every group's pairings."""
+    one ``compare`` call per round with every group's pairings. ``repeats`` > 1 asks the judge
+    about every pairing that many times (in the same call; a noisy judge answers each afresh):
+    the format sees their summed pair scores, the margins keep every answer, and each counts as a
+    comparison."""
+    if int(repeats) < 1:
+        raise ArenaError(f"repeats must be at least 1 judgement per pairing, got {repeats}")
     gens = [topology(kind, n, seed=derive_seed(seed, "group", g), **knobs) for g, n in enumerate(sizes)]
     spent = [0] * len(gens)
     decisive = [0] * len(gens)
@@ -140,7 +150,9 @@ def rank_groups(
     for g in range(len(gens)):
         advance(g, None)
     while pending:
-        batch = [(g, int(p.group[0]), int(p.group[1])) for g in sorted(pending) for p in pending[g]]
+        batch = [
+            (g, int(p.group[0]), int(p.group[1])) for g in sorted(pending) for p in pending[g] for _ in range(repeats)
+        ]
         margins = list(compare(batch)) if batch else []
         if len(margins) != len(batch):
             raise ArenaError(f"compare returned {len(margins)} margins for {len(batch)} pairs")
@@ -148,12 +160,14 @@ def rank_groups(
         for g in sorted(pending):
             results = []
             for p in pending[g]:
-                m = float(margins[k])
-                k += 1
-                decisive[g] += m != 0.0
-                played[g].append((int(p.group[0]), int(p.group[1]), m))
-                results.append([SimpleNamespace(seats=list(p.group), returns=[m, -m], info={})])
-            spent[g] += len(results)
+                recs = []
+                for m in (float(x) for x in margins[k : k + repeats]):
+                    decisive[g] += m != 0.0
+                    played[g].append((int(p.group[0]), int(p.group[1]), m))
+                    recs.append(SimpleNamespace(seats=list(p.group), returns=[m, -m], info={}))
+                k += repeats
+                results.append(recs)
+            spent[g] += len(results) * repeats
             advance(g, results)
     return [r for r in out if r is not None]
 
@@ -271,6 +285,7 @@ def advantage_fidelity(
     seed: int = 0,
     drift: float = 0.0,
     scaling: str = "group",
+    repeats: int = 1,
 ) -> dict[str, float]:
     """How much of the true-reward advantage a judged advantage keeps, without training.
 
@@ -299,7 +314,7 @@ def advantage_fidelity(
             e = noise * rng.standard_normal((len(batch), 2))
             return [float(q[g, i] - q[g, j] + e[k, 0] - e[k, 1]) for k, (g, i, j) in enumerate(batch)]
 
-        ranks = rank_groups([q.shape[1]] * q.shape[0], compare, kind, seed=seed)
+        ranks = rank_groups([q.shape[1]] * q.shape[0], compare, kind, seed=seed, repeats=repeats)
         if advantage == "margin":
             advs = scaled_advantages([margin_strengths(q.shape[1], r.margins) for r in ranks], scaling)
         else:

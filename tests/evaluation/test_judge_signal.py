@@ -81,3 +81,24 @@ def test_undecided_groups_and_bad_maps():
         ranking_advantages(r, 3, "elo")
     with pytest.raises(ArenaError, match="at least 2"):
         margin_strengths(1, [])
+
+
+def test_repeats_ask_every_pairing_again_and_average_the_noise():
+    calls = []
+
+    def compare(batch):
+        calls.append(len(batch))
+        return [0.1 * (i - j) for _, i, j in batch]
+
+    from arena.evaluation.judge_ranking import rank_groups
+
+    (r,) = rank_groups([4], compare, "round_robin", repeats=3)
+    assert calls == [18] and r.comparisons == 18 and len(r.margins) == 18
+    assert margin_strengths(4, r.margins) == pytest.approx(0.1 * (np.arange(4) - 1.5))
+    assert r.order == [3, 2, 1, 0]
+    rng = np.random.default_rng(1)
+    q = rng.standard_normal((200, 8)) * 0.03
+    once, thrice = (advantage_fidelity(q, 0.05, "round_robin", "margin", seed=2, repeats=k)["fidelity"] for k in (1, 3))
+    assert thrice > once + 0.1
+    with pytest.raises(ArenaError, match="repeats"):
+        rank_groups([4], compare, "round_robin", repeats=0)

@@ -204,12 +204,25 @@ METHODS = {
     "arenarl": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "scoring": "rank"},
     "arenarl_rank": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "advantage": "rank"},
     "arenarl_margin": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "advantage": "margin"},
+    "arenarl_margin_rr": {
+        "judge": "scorer:noise={noise},drift={drift},seed={seed}",
+        "advantage": "margin",
+        "topology": "round_robin",
+    },
+    "arenarl_margin_rr3": {
+        "judge": "scorer:noise={noise},drift={drift},seed={seed}",
+        "advantage": "margin",
+        "topology": "round_robin",
+        "repeats": "3",
+    },
     "pointwise_noisy": {"judge": "scorer:noise={noise},drift={drift},seed={seed}", "scoring": "pointwise"},
     "sppo": {"trainer": "sppo", "judge": "scorer:noise={noise},drift={drift},seed={seed}", "epochs": "1"},
     "inpo": {"trainer": "inpo", "judge": "scorer:noise={noise},drift={drift},seed={seed}", "epochs": "1"},
 }
 """Trainer params per method (``trainer``: which trainer, default ``arenarl``; ``arenarl`` at the
-trainer's default advantage map, ``arenarl_rank`` / ``arenarl_margin`` at a named one). ``sppo`` is SPPO on
+trainer's default advantage map, ``arenarl_rank`` / ``arenarl_margin`` at a named one,
+``arenarl_margin_rr``: the margin map on a round robin, whatever ``--topology``;
+``arenarl_margin_rr3``: the same with every pair judged 3 times). ``sppo`` is SPPO on
 free text with the same noisy pairwise judge: its K = ``--group`` samples per task, P̂ from all
 pairs, one regression step per iteration (its first-step gradient is a policy gradient with
 advantage P̂ − ½); ``inpo`` fits its pairwise mirror-descent target on the same groups' pairs."""
@@ -262,7 +275,8 @@ def _learning_run(args: argparse.Namespace, shape: str, method: str, seed: int) 
     }
     trainer = params.pop("trainer", "arenarl")
     if trainer == "arenarl":
-        params.update(group=args.group, topology=args.topology)
+        params.update(group=args.group, topology=params.get("topology", args.topology))
+        params.update({k: int(v) for k, v in params.items() if k == "repeats"})
     else:
         params.update(samples=args.group, epochs=int(params["epochs"]))
     params.update(lr=args.lr, seed=seed, torch_threads=1)

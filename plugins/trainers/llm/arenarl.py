@@ -64,6 +64,7 @@ class ArenaRL(LLMTrainer):
         "scoring": "rank",
         "budget": None,
         "advantage": "rank",
+        "repeats": 1,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -118,6 +119,7 @@ class ArenaRL(LLMTrainer):
             compare,
             str(self.p["topology"]),
             seed=int(self.p["seed"]) * 7_919 + self.updates,
+            repeats=int(self.p["repeats"]),
             **knobs,
         )
         # a group the judge could not tell apart at all (every margin 0) carries no signal: its
