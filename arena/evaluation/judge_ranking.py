@@ -197,7 +197,7 @@ def rank_advantages(order: Sequence[int]) -> np.ndarray:
     return out
 
 
-def group_zscore(scores: Sequence[float]) -> np.ndarray:
+def group_zscore(scores: Sequence[float] | np.ndarray) -> np.ndarray:
     """GRPO's pointwise advantage: ``(s − mean) / (std_unbiased + 1e-6)`` (0 for a flat group)."""
     s = np.asarray(scores, dtype=float)
     if len(s) < 2:
