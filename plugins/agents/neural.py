@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from arena.agent import Agent, AgentEntry, Observation
-from arena.arrays import pick_weighted
+from arena.arrays import ArrayGames, pick_weighted
 from arena.errors import ArenaError
 from arena.game import Action, Game
 from arena.hookspecs import hookimpl
@@ -208,12 +208,12 @@ class NeuralAgent(Agent):
         return self._arrays(games, rows, player)[0]
 
     def _arrays(self, games: Any, rows: np.ndarray, player: int | None) -> tuple[np.ndarray, np.ndarray]:
-        """Actions and their log-probabilities; a face with tables runs the network once per
-        distinct information state of the call."""
+        """Actions and their log-probabilities; a face whose tensors are its tables' runs the
+        network once per distinct information state of the call."""
         torch = _modules()[0]
         mask = games.legal_mask(rows, player)
         inverse = None
-        if games.face.tabled:
+        if games.face.tabled and type(games).observations is ArrayGames.observations:  # tensors: the tables'
             states, inverse = np.unique(games.info_states(rows, player), return_inverse=True)
             x = games.face.tensors(states)
         else:

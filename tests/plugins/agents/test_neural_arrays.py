@@ -116,3 +116,25 @@ def test_the_switch_and_the_greedy_agent(caplog):
 
     fast, slow = both(game, make, games=500, caplog=caplog)
     assert recorded(fast) == recorded(slow)
+
+
+@pytest.mark.parametrize("name", ["liars_dice", "openspiel:tic_tac_toe", "ipd"])
+def test_same_games_on_other_faces(name, caplog):
+    """Faces without tables (tic-tac-toe), with their own tensors (ipd: simultaneous moves, a
+    face that does not record), and Liar's dice."""
+    game = arena.load_game(name)
+    record = game.array_face().records
+
+    def make(array):
+        r = RandomAgent()
+        r.array_native = array
+        return [lopsided(game, 6, array), r]
+
+    with caplog.at_level(logging.DEBUG, logger="arena"):
+        fast = play_games(game, make(True), 500, seed=2, rotate_seats=True, record=record)
+    assert "array path" in caplog.text
+    slow = play_games(game, make(False), 500, seed=2, rotate_seats=True, record=record)
+    if record:
+        assert recorded(fast) == recorded(slow)
+    assert [(r.returns, r.length, r.forfeit) for r in fast] == [(r.returns, r.length, r.forfeit) for r in slow]
+    assert len({tuple(r.returns) for r in fast}) > 1
