@@ -114,3 +114,10 @@ def test_retaliation_probe_reads_a_grudge_and_is_blind_without_memory():
     plain = arena.load_game("coin_game")
     agent = arena.load_agent("neural", plain)
     assert set(plain.agent_metrics(agent)) == {"probe/P(take other's coin|calm)", "probe/P(take own coin|calm)"}
+
+
+def test_coin_game_with_memory_passes_the_pettingzoo_api_test():
+    from pettingzoo.test import api_test, parallel_api_test
+
+    api_test(arena.make_env("coin_game(memory=3)"), num_cycles=100)
+    parallel_api_test(arena.make_parallel_env("coin_game(memory=3)"), num_cycles=100)
