@@ -1,0 +1,255 @@
+"""Kuhn poker (2+ players) as torch tensors on any device, and rollouts of a torch policy that
+never leave it.
+
+The numpy array face (:mod:`arena.games.card_arrays`) steps B games per call but hands every
+decision to Python; here the whole game lives in tensors on one device (``cpu`` or ``cuda``):
+the deal, the legal mask, the observation (OpenSpiel's ``information_state_tensor``, what
+``State.observation_tensor`` gives), the step, the returns, and the per-game SplitMix64 streams
+of :mod:`arena.rng` that chance and the agents draw from. :func:`rollout` plays B games with a
+``torch.nn.Module`` per seat (observation → logits → masked softmax → a draw from each game's
+stream → step) in a fixed number of steps, with no host round trip inside the loop (no ``.item()``,
+no boolean indexing, no ``.any()``): finished games ride along masked.
+
+Exactness. The streams are SplitMix64 in int64 tensor arithmetic: addition and multiplication
+wrap modulo 2⁶⁴ in two's complement exactly as ``uint64`` does, XOR is bitwise, and the logical
+right shift is the arithmetic one masked to its low ``64 - k`` bits; a uniform is the top 53 bits
+times 2⁻⁵³ in float64. The keys (one per game, set-up only) are :class:`~arena.arrays.ArrayRandom`'s,
+computed once in numpy and moved to the device. So the deals, the random agent's choices and a
+policy's draws are the numpy face's, draw for draw (tested on 10,000 games). A policy's
+probabilities are float32 as the neural agent's are; its ``act_arrays`` runs the network once per
+distinct information state (padded to 16 rows) where :func:`rollout` runs it on all B rows, so a
+log-probability may differ in the last bit and an action only if a uniform falls within that
+last bit of a cumulative probability.
+
+Layout after Koyamada et al., "Pgx: Hardware-Accelerated Parallel Game Simulators for
+Reinforcement Learning" (arXiv 2303.17503): a state is a bundle of batched tensors, a step a pure
+tensor function of it; unlike PGX, the rules, action ids and the first mover are OpenSpiel's
+(player 0 opens; 0 = pass, 1 = bet).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from arena.arrays import ArrayRandom
+from arena.errors import ArenaError
+from arena.game import TERMINAL
+from arena.rng import _GOLDEN
+
+
+def _signed(x: int) -> int:
+    """A uint64 constant as the int64 with the same bits."""
+    return x - (1 << 64) if x >= 1 << 63 else x
+
+
+_G = _signed(_GOLDEN)
+_M1 = _signed(0xBF58476D1CE4E5B9)
+_M2 = _signed(0x94D049BB133111EB)
+
+
+def _shr(z: torch.Tensor, k: int) -> torch.Tensor:
+    """Logical right shift of int64 bits (torch's ``>>`` is arithmetic)."""
+    return (z >> k) & ((1 << (64 - k)) - 1)
+
+
+def mix(z: torch.Tensor) -> torch.Tensor:
+    """SplitMix64's output function on int64 tensors, bit for bit :func:`arena.rng._mix`."""
+    z = (z ^ _shr(z, 30)) * _M1
+    z = (z ^ _shr(z, 27)) * _M2
+    return z ^ _shr(z, 31)
+
+
+class TorchRandom:
+    """:class:`~arena.arrays.ArrayRandom` on a device: the same streams, counters as tensors."""
+
+    def __init__(self, seed: int, indices: Sequence[int], device: Any = "cpu") -> None:
+        host = ArrayRandom(seed, indices)
+        self.device = torch.device(device)
+        self.keys = torch.from_numpy(host.keys.view(np.int64).copy()).to(self.device)
+        self.counters = torch.ones(len(host), dtype=torch.int64, device=self.device)
+
+    def __len__(self) -> int:
+        return int(self.keys.shape[0])
+
+    def uniform(self, live: torch.Tensor | None = None) -> torch.Tensor:
+        """float64 [B]: each game's next uniform; only games where ``live`` (bool [B]) draw
+        (the others' counters stay, and their values are to be ignored)."""
+        step = torch.ones_like(self.counters) if live is None else live.to(torch.int64)
+        self.counters = self.counters + step
+        z = mix(self.keys + self.counters * _G)
+        return _shr(z, 11).to(torch.float64) * (1.0 / (1 << 53))
+
+
+def pick_uniform(mask: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """:func:`arena.arrays.pick_uniform` on tensors: ``legal[min(int(u·k), k-1)]``."""
+    k = mask.sum(1)
+    j = torch.minimum((u * k).to(torch.int64), k - 1)
+    return (mask.cumsum(1) <= j[:, None]).sum(1)
+
+
+def pick_weighted(weights: torch.Tensor, mask: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """:func:`arena.arrays.pick_weighted` on tensors: the first action whose running sum of the
+    (masked, non-negative) weights exceeds ``u · total``; a rounding miss takes the last positive
+    weight, a zero total the uniform choice."""
+    w = torch.where(mask, weights.clamp(min=0), torch.zeros_like(weights))
+    cum = w.cumsum(1)
+    total = cum[:, -1]
+    target = u * total.to(u.dtype)
+    first = (cum.to(u.dtype) <= target[:, None]).sum(1)
+    width = w.shape[1]
+    last_positive = width - 1 - torch.argmax((w > 0).flip(1).to(torch.int8), 1)
+    out = torch.where(first < width, first, last_positive)
+    return torch.where(total <= 0, pick_uniform(mask, u), out)
+
+
+def _deal_one(u: torch.Tensor, dealt: torch.Tensor, left: int) -> torch.Tensor:
+    """One card per game from those not yet dealt (OpenSpiel's order: the rest ascending, equally
+    likely), by inverse CDF with float edges summed as :func:`arena.arrays.cdf_pick` sums them;
+    ``left`` cards remain in every game."""
+    acc, edges = 0.0, []
+    for _ in range(left):
+        acc += 1.0 / left
+        edges.append(acc)
+    e = torch.tensor(edges, dtype=torch.float64, device=u.device)
+    k = torch.clamp((u[:, None] >= e[None, :]).sum(1), max=left - 1)
+    return ((~dealt).cumsum(1) <= k[:, None]).sum(1)
+
+
+@dataclass
+class KuhnTensors:
+    """B Kuhn games on one device. ``player``: the player to move, ``TERMINAL`` once over."""
+
+    cards: torch.Tensor  # int64 [B, n]
+    moves: torch.Tensor  # int64 [B, 2n-1], -1 where not yet played
+    count: torch.Tensor  # int64 [B]: moves so far
+    bet_at: torch.Tensor  # int64 [B]: move number of the first bet, -1 while none
+    in_pot: torch.Tensor  # bool [B, n]: bet or called
+    player: torch.Tensor  # int64 [B]
+    returns: torch.Tensor  # float64 [B, n], 0 until a game ends
+
+    @property
+    def done(self) -> torch.Tensor:
+        return self.player == TERMINAL
+
+
+class KuhnTorch:
+    """Kuhn poker with ``players`` players, B games at a time as tensors on ``device``."""
+
+    def __init__(self, players: int = 2, device: Any = "cpu") -> None:
+        if int(players) < 2:
+            raise ArenaError(f"KuhnTorch: players must be at least 2, got {players}")
+        self.n = int(players)
+        self.device = torch.device(device)
+        self.num_actions = 2
+        self.max_moves = 2 * self.n - 1
+        self.obs_width = self.n + (self.n + 1) + 2 * self.max_moves
+
+    def reset(self, rng: TorchRandom) -> KuhnTensors:
+        b, n, dev = len(rng), self.n, self.device
+        dealt = torch.zeros((b, n + 1), dtype=torch.bool, device=dev)
+        ar = torch.arange(b, device=dev)
+        cards = []
+        for i in range(n):
+            c = _deal_one(rng.uniform(), dealt, n + 1 - i)
+            dealt[ar, c] = True
+            cards.append(c)
+        z = torch.zeros(b, dtype=torch.int64, device=dev)
+        return KuhnTensors(
+            cards=torch.stack(cards, 1),
+            moves=torch.full((b, self.max_moves), -1, dtype=torch.int64, device=dev),
+            count=z.clone(),
+            bet_at=z - 1,
+            in_pot=torch.zeros((b, n), dtype=torch.bool, device=dev),
+            player=z.clone(),
+            returns=torch.zeros((b, n), dtype=torch.float64, device=dev),
+        )
+
+    def legal_mask(self, s: KuhnTensors) -> torch.Tensor:
+        """bool [B, 2]: pass and bet are always legal (a finished game's row is all True too)."""
+        return torch.ones((s.player.shape[0], 2), dtype=torch.bool, device=s.player.device)
+
+    def observations(self, s: KuhnTensors) -> torch.Tensor:
+        """float32 [B, 3n+1 + 2(2n-1)]: the player to move's ``information_state_tensor``
+        (player one-hot, own card one-hot, each move so far as a pass/bet one-hot); a finished
+        game's row is player 0's."""
+        n = self.n
+        p = s.player.clamp(min=0)
+        seat = torch.nn.functional.one_hot(p, n)
+        card = torch.nn.functional.one_hot(s.cards.gather(1, p[:, None])[:, 0], n + 1)
+        acts = (s.moves[:, :, None] == torch.arange(2, device=p.device)).flatten(1)
+        return torch.cat([seat, card, acts.to(seat.dtype)], 1).to(torch.float32)
+
+    def step(self, s: KuhnTensors, actions: torch.Tensor) -> KuhnTensors:
+        """Each live game's ``actions`` (int64 [B]) by its player to move; finished games stay."""
+        n, live = self.n, s.player >= 0
+        a = actions.to(torch.int64)
+        p = s.player.clamp(min=0)
+        slot = torch.nn.functional.one_hot(s.count.clamp(max=self.max_moves - 1), self.max_moves).bool()
+        moves = torch.where(slot & live[:, None], a[:, None], s.moves)
+        bet = (a == 1) & live
+        in_pot = s.in_pot | (torch.nn.functional.one_hot(p, n).bool() & bet[:, None])
+        bet_at = torch.where(bet & (s.bet_at < 0), s.count, s.bet_at)
+        count = s.count + live.to(torch.int64)
+        over = live & torch.where(bet_at < 0, count == n, count == bet_at + n)
+        player = torch.where(live, torch.where(over, torch.full_like(count, TERMINAL), count % n), s.player)
+        returns = torch.where(over[:, None], self._settle(s.cards, in_pot), s.returns)
+        return KuhnTensors(s.cards, moves, count, bet_at, in_pot, player, returns)
+
+    @staticmethod
+    def _settle(cards: torch.Tensor, in_pot: torch.Tensor) -> torch.Tensor:
+        """Showdown among those who bet or called (everyone when nobody bet): the pot to the highest card."""
+        nobody = ~in_pot.any(1)
+        contender = in_pot | nobody[:, None]
+        winner = torch.argmax(torch.where(contender, cards, torch.full_like(cards, -1)), 1)
+        paid = 1.0 + in_pot.to(torch.float64)
+        won = torch.nn.functional.one_hot(winner, cards.shape[1]).to(torch.float64)
+        return -paid + won * paid.sum(1, keepdim=True)
+
+
+def _decide(policy: Any, x: torch.Tensor, mask: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every row's action and its log-probability (0 for ``"random"``) under one policy."""
+    if isinstance(policy, str):
+        if policy != "random":
+            raise ArenaError(f"rollout: a policy is a torch module or 'random', got {policy!r}")
+        return pick_uniform(mask, u), torch.zeros(x.shape[0], dtype=torch.float32, device=x.device)
+    logp = policy(x).masked_fill(~mask, float("-inf")).log_softmax(-1)
+    a = pick_weighted(logp.exp(), mask, u)
+    return a, logp.gather(1, a[:, None])[:, 0]
+
+
+def rollout(
+    game: KuhnTorch, policies: Sequence[Any], rng: TorchRandom
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Play ``len(rng)`` games on ``game.device``, seat ``i`` deciding by ``policies[i]``: a
+    ``torch.nn.Module`` (observations → logits; sampled from the masked softmax with one uniform
+    of the game's stream, as the neural agent's ``act_arrays`` draws) or ``"random"`` (the random
+    agent: ``pick_uniform`` with one uniform). Returns ``(returns float64 [B, n], actions int64
+    [B, 2n-1] (-1 after the end), log_probs float32 [B, 2n-1] (0 for random seats and after the
+    end))``, all on the device. No host round trip inside: ``2n-1`` steps, finished games masked."""
+    if len(policies) != game.n:
+        raise ArenaError(f"rollout: policies must name one policy per seat ({game.n}), got {len(policies)}")
+    s = game.reset(rng)
+    b = len(rng)
+    logps = torch.zeros((b, game.max_moves), dtype=torch.float32, device=game.device)
+    for t in range(game.max_moves):
+        live = s.player >= 0
+        mask = game.legal_mask(s)
+        u = rng.uniform(live)
+        action = torch.zeros(b, dtype=torch.int64, device=game.device)
+        logp_t = torch.zeros(b, dtype=torch.float32, device=game.device)
+        x = game.observations(s)
+        picked: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # one forward pass per distinct policy
+        for seat, policy in enumerate(policies):
+            mine = s.player == seat
+            if id(policy) not in picked:
+                picked[id(policy)] = _decide(policy, x, mask, u)
+            a, lp = picked[id(policy)]
+            action = torch.where(mine, a, action)
+            logp_t = torch.where(mine, lp, logp_t)
+        logps[:, t] = logp_t
+        s = game.step(s, action)
+    return s.returns, s.moves, logps
