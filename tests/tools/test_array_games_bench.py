@@ -40,3 +40,27 @@ def test_an_openspiel_game_is_timed_in_pyspiel_by_openspiels_name():
     args = parser.parse_args(small.split())
     out = array_games.measure("openspiel:connect_four", args)
     assert out["pyspiel_loop_games_per_second"] > 0 and out["array_face_games_per_second"] > 0
+
+
+def test_torch_face_plays_the_numpy_faces_games():
+    """The torch face's checksum (each seat's returns summed) is the numpy face's on the same
+    seed's games, and the MLP option runs the neural agent's network on the device."""
+    import numpy as np
+
+    pytest.importorskip("torch")
+    import arena
+    from arena.arrays import ArrayRandom, pick_uniform
+
+    t, total = array_games.torch_face("cpu", 3000, 1024, "random", seed=2)
+    g = arena.load_game("kuhn_poker").array_face().reset(ArrayRandom(2, range(3000)))
+    while (live := np.flatnonzero(g.player >= 0)).size:
+        g.step(live, pick_uniform(g.legal_mask(live), g.rng.uniform(live)))
+    assert t > 0 and total == g.returns().sum(0).tolist() and total[0] != 0
+    t_mlp, total_mlp = array_games.torch_face("cpu", 500, 256, "mlp")
+    assert t_mlp > 0 and total_mlp[0] == -total_mlp[1]
+    with pytest.raises(ArenaError, match="--torch-device"):
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("this machine has CUDA")
+        array_games.torch_face("cuda", 10, 10)

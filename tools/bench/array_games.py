@@ -10,6 +10,8 @@ loop (``tools/bench/match.py``'s ``pyspiel_random_loop``). Optionally a whole ``
 --json`` process per path (``--process-games``), and PGX (jitted and vmapped, batch ``--batch``)
 through another interpreter that has ``pgx`` and ``jax`` (``--pgx-python``: arena does not
 depend on them). The two runner paths are checked to give the same returns on the games both played.
+``--torch-device D``: Kuhn poker as torch tensors on ``D`` (:mod:`arena.games.card_torch`), random
+seats and the neural agent's default MLP in every seat, the whole rollout on the device.
 ``--ppo-league-seeds N``: the quickstart's PPO league on Kuhn poker, its training games on each
 path (:mod:`arena.tools.bench.ppo_league`): training games/s, their ratio, exploitability per seed.
 """
@@ -46,6 +48,40 @@ def face_loop(game_name: str, games: int, batch: int, seed: int = 0) -> float:
             g.step(live, pick_uniform(g.legal_mask(live), rng.uniform(live)))
         g.returns()
     return time.perf_counter() - start
+
+
+def torch_face(device: str, games: int, batch: int, policy: str = "random", seed: int = 0) -> tuple[float, list[float]]:
+    """Seconds for ``games`` two-player Kuhn games as torch tensors on ``device`` in batches of
+    ``batch``, every seat ``policy`` (``random``, or ``mlp``: the neural agent's default network,
+    hidden 64, 2 layers, seed 0), nothing leaving the device until the end; and each seat's
+    returns summed over the games (a checksum to compare devices)."""
+    try:
+        import torch
+    except ImportError:
+        raise ArenaError("--torch-device: the torch face needs torch: pip install 'arena-rl[torch]'") from None
+    import arena
+    from arena.games.card_torch import KuhnTorch, TorchRandom, rollout
+
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ArenaError(f"--torch-device: {device!r} requested but CUDA is not available")
+    if policy not in ("random", "mlp"):
+        raise ArenaError(f"torch face: policy must be 'random' or 'mlp', got {policy!r}")
+    game = KuhnTorch(2, device)
+    net: Any = "random"
+    if policy == "mlp":
+        net = arena.load_agent("neural", arena.load_game("kuhn_poker"), device=device, seed=0).net.actor
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    with torch.no_grad():
+        rollout(game, [net, net], TorchRandom(seed, range(min(batch, games)), device))  # warm-up: kernels
+        sync()
+        total = torch.zeros(2, dtype=torch.float64, device=game.device)
+        start = time.perf_counter()
+        for first in range(0, games, batch):
+            ret = rollout(game, [net, net], TorchRandom(seed, range(first, min(games, first + batch)), device))[0]
+            total += ret.sum(0)
+        sync()
+        seconds = time.perf_counter() - start
+    return seconds, total.tolist()
 
 
 def runner(game_name: str, games: int, array: bool, seed: int = 0, record: bool = False) -> tuple[float, list[Any]]:
@@ -152,6 +188,15 @@ def run(args: argparse.Namespace) -> dict:
     }
     for name in args.game_names.split(",") if args.game_names else []:
         out.update({f"{name}_{k}": v for k, v in measure(name, args).items()})
+    if args.torch_device:
+        out["torch_face_device"] = args.torch_device
+        out["torch_face_batch"] = args.torch_batch
+        for policy in ("random", "mlp"):
+            t = min(
+                torch_face(args.torch_device, args.games, args.torch_batch, policy, seed=r)[0]
+                for r in range(args.repeats)
+            )
+            out[f"torch_face_{policy}_games_per_second"] = round(args.games / t, 1)
     if args.ppo_league_seeds:
         from arena.tools.bench.ppo_league import QUICKSTART, ppo_league
 
@@ -172,6 +217,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--process-games", type=int, default=0, help="also time whole `arena match --json` processes")
     p.add_argument("--recorded-games", type=int, default=0, help="also time both paths keeping trajectories")
     p.add_argument("--pgx-python", default="", help="also time PGX with this interpreter (it needs pgx and jax)")
+    p.add_argument("--torch-device", default="cpu", help="also Kuhn poker as torch tensors on this device ('' to skip)")
+    p.add_argument("--torch-batch", type=int, default=4096, help="games in flight on the torch face")
     p.add_argument("--repeats", type=int, default=3, help="best of N timings")
     p.add_argument(
         "--ppo-league-seeds", type=int, default=0, help="also the quickstart's PPO league, N seeds, both paths"

@@ -13,6 +13,10 @@ then one section per measurement, each against its baseline in the same run:
   adapters on one shared base against K full models (and 4K adapters): decisions/s (a
   mixed-adapter batch and the same batch through one adapter), learner tokens/s and seconds per
   update, peak GPU memory;
+- ``torch_face``: two-player Kuhn poker as torch tensors (``arena.games.card_torch``), whole
+  rollouts on the GPU (random seats, then the neural agent's default MLP in every seat): games/s at
+  several batch sizes against the same rollouts on the CPU, and whether the GPU played the CPU's
+  games (same seed: the same actions and returns); skipped, with a message, without CUDA;
 - ``mismatch``: the log-prob gap between bf16 rollouts and the fp32 learner on the same decisions,
   and the truncated importance weights that correct for it.
 
@@ -112,6 +116,45 @@ def ppo(device: str, steps: int, games: int, work: Path) -> dict[str, Any]:
     return out
 
 
+def torch_face(device: str, small: bool) -> dict[str, Any]:
+    """Kuhn poker as tensors: games/s of whole on-device rollouts (random, MLP) on ``device`` at
+    several batch sizes, the CPU at batch 4,096 as the baseline, and the same games on both."""
+    import torch
+
+    from arena.games.card_torch import KuhnTorch, TorchRandom, rollout
+    from arena.loading import load_agent, load_game
+    from arena.tools.bench.array_games import torch_face as timed
+
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        return {"skipped": "no CUDA device (torch.cuda.is_available() is False): not measured"}
+    torch.set_num_threads(1)
+    cpu_games, games = (2_000, 4_000) if small else (100_000, 1 << 21)
+    batches = [256, 1024] if small else [4096, 65536, 262144]
+    out: dict[str, Any] = {"game": "kuhn_poker", "cpu_games": cpu_games, "games": games, "torch_threads": 1}
+    for policy in ("random", "mlp"):
+        t, _ = timed("cpu", cpu_games, 4096, policy)
+        out[f"cpu_{policy}_games_per_s"] = round(cpu_games / t, 1)
+        if device == "cpu":
+            continue
+        for b in batches:
+            t, _ = timed(device, games, b, policy)
+            out[f"{device}_{policy}_b{b}_games_per_s"] = round(games / t, 1)
+        best = max(v for k, v in out.items() if k.startswith(f"{device}_{policy}_b"))
+        out[f"{policy}_speedup_ratio"] = round(best / out[f"cpu_{policy}_games_per_s"], 2)
+    if device != "cpu":  # the same seed's games on both devices
+        net = load_agent("neural", load_game("kuhn_poker"), seed=0).net.actor
+        for policy, seats in (("random", ["random"] * 2), ("mlp", None)):
+            played = []
+            for dev in ("cpu", device):
+                with torch.no_grad():
+                    s = seats or [net.to(dev)] * 2
+                    ret, moves, _ = rollout(KuhnTorch(2, dev), s, TorchRandom(5, range(65536), dev))
+                played.append((ret.cpu(), moves.cpu()))
+            same = (played[0][1] == played[1][1]).all(1) & (played[0][0] == played[1][0]).all(1)
+            out[f"{policy}_games_same_as_cpu_fraction"] = float(same.double().mean())
+    return out
+
+
 def llm_league(model: str, device: str, dtype: str, k: int, batch: int, repeats: int) -> dict[str, Any]:
     """K adapters on one base against K full models (and one model), each case its own process."""
     from arena.tools.bench.llm_league import compare, run_in_process
@@ -176,7 +219,7 @@ def markdown(r: dict[str, Any]) -> str:
     lines.append("")
     lines.append("| measurement | value |")
     lines.append("|---|---|")
-    for name in ("cfr", "ppo", "mismatch"):
+    for name in ("cfr", "ppo", "torch_face", "mismatch"):
         for key, value in r.get(name, {}).items():
             if key != "trace":
                 lines.append(
@@ -214,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[gpu] {json.dumps(results['environment'])}", flush=True)
     section(results, "cfr", lambda: cfr(device, 5 if args.cpu else 200), out)
     section(results, "ppo", lambda: ppo(device, 2 if args.cpu else 8, 32 if args.cpu else 256, work), out)
+    section(results, "torch_face", lambda: torch_face(device, args.cpu), out)
     model = str(work / "base")
 
     def build() -> dict[str, Any]:
