@@ -1,4 +1,4 @@
-"""Kuhn poker (2+ players) as torch tensors on any device, and rollouts of a torch policy that
+"""Kuhn poker (2+ players) and Leduc hold'em as torch tensors on any device, and rollouts of a torch policy that
 never leave it.
 
 The numpy array face (:mod:`arena.games.card_arrays`) steps B games per call but hands every
@@ -210,6 +210,142 @@ class KuhnTorch:
         return -paid + won * paid.sum(1, keepdim=True)
 
 
+# -- Leduc hold'em ------------------------------------------------------------------------------
+FOLD, CALL, RAISE = 0, 1, 2
+
+
+@dataclass
+class LeducTensors:
+    """B Leduc games on one device. ``player``: the player to move, ``TERMINAL`` once over."""
+
+    dealt: torch.Tensor  # bool [B, 6]
+    cards: torch.Tensor  # int64 [B, 2]: private cards (card // 2 is the rank)
+    public: torch.Tensor  # int64 [B], -1 before round 2
+    moves: torch.Tensor  # int64 [B, 8]: round 1's moves then round 2's, -1 where none
+    round2: torch.Tensor  # bool [B]
+    stakes: torch.Tensor  # int64 [B]
+    paid: torch.Tensor  # int64 [B, 2]
+    raises: torch.Tensor  # int64 [B]: raises this round
+    round_moves: torch.Tensor  # int64 [B]
+    player: torch.Tensor  # int64 [B]
+    returns: torch.Tensor  # float64 [B, 2]
+
+    @property
+    def done(self) -> torch.Tensor:
+        return self.player == TERMINAL
+
+
+class LeducTorch:
+    """Leduc hold'em (2 players, OpenSpiel's rules and action ids: 0 fold, 1 call, 2 raise), B
+    games at a time as tensors on ``device``; the public card is dealt inside :meth:`step` from
+    the games' streams, as the numpy face deals it."""
+
+    n = 2
+    num_actions = 3
+    max_moves = 8
+    obs_width = 30
+
+    def __init__(self, device: Any = "cpu") -> None:
+        self.device = torch.device(device)
+        self.rng: TorchRandom | None = None
+
+    def reset(self, rng: TorchRandom) -> LeducTensors:
+        self.rng = rng
+        b, dev = len(rng), self.device
+        dealt = torch.zeros((b, 6), dtype=torch.bool, device=dev)
+        ar = torch.arange(b, device=dev)
+        cards = []
+        for i in range(2):
+            c = _deal_one(rng.uniform(), dealt, 6 - i)
+            dealt[ar, c] = True
+            cards.append(c)
+        z = torch.zeros(b, dtype=torch.int64, device=dev)
+        return LeducTensors(
+            dealt=dealt,
+            cards=torch.stack(cards, 1),
+            public=z - 1,
+            moves=torch.full((b, 8), -1, dtype=torch.int64, device=dev),
+            round2=torch.zeros(b, dtype=torch.bool, device=dev),
+            stakes=z + 1,
+            paid=torch.ones((b, 2), dtype=torch.int64, device=dev),
+            raises=z.clone(),
+            round_moves=z.clone(),
+            player=z.clone(),
+            returns=torch.zeros((b, 2), dtype=torch.float64, device=dev),
+        )
+
+    def legal_mask(self, s: LeducTensors) -> torch.Tensor:
+        """bool [B, 3]: fold only when facing a raise, raise while fewer than 2 this round."""
+        p = s.player.clamp(min=0)
+        fold = s.paid.gather(1, p[:, None])[:, 0] < s.stakes
+        return torch.stack([fold, torch.ones_like(fold), s.raises < 2], 1)
+
+    def observations(self, s: LeducTensors) -> torch.Tensor:
+        """float32 [B, 30]: OpenSpiel's ``information_state_tensor`` of the player to move: player
+        one-hot, private card one-hot, public card one-hot, then each round's up to 4 moves as
+        call ``[1, 0]`` / raise ``[0, 1]``."""
+        p = s.player.clamp(min=0)
+        one_hot = torch.nn.functional.one_hot
+        seat = one_hot(p, 2)
+        card = one_hot(s.cards.gather(1, p[:, None])[:, 0], 6)
+        public = one_hot(s.public + 1, 7)[:, 1:]
+        acts = (s.moves[:, :, None] == torch.tensor([CALL, RAISE], device=p.device)).flatten(1)
+        return torch.cat([seat, card, public, acts.to(seat.dtype)], 1).to(torch.float32)
+
+    def step(self, s: LeducTensors, actions: torch.Tensor) -> LeducTensors:
+        """Each live game's ``actions`` (int64 [B]) by its player to move; finished games stay."""
+        live = s.player >= 0
+        a = actions.to(torch.int64)
+        p = s.player.clamp(min=0)
+        mine = torch.nn.functional.one_hot(p, 2).bool()
+        slot = s.round2.to(torch.int64) * 4 + s.round_moves.clamp(max=3)
+        moves = torch.where(torch.nn.functional.one_hot(slot, 8).bool() & live[:, None], a[:, None], s.moves)
+        raised = (a == RAISE) & live
+        stakes = s.stakes + torch.where(raised, torch.where(s.round2, 4, 2), 0)
+        raises = s.raises + raised.to(torch.int64)
+        paid = torch.where(mine & (live & (a != FOLD))[:, None], stakes[:, None], s.paid)
+        round_moves = s.round_moves + live.to(torch.int64)
+        player = torch.where(live, 1 - p, s.player)
+        folded = live & (a == FOLD)
+        ended = live & (a == CALL) & (round_moves >= 2)
+        showdown = ended & s.round2
+        deal = ended & ~s.round2
+        returns = torch.where(folded[:, None], self._pay(paid, 1 - p), s.returns)
+        returns = torch.where(showdown[:, None], self._showdown(s.cards, s.public, paid), returns)
+        player = torch.where(folded | showdown, torch.full_like(player, TERMINAL), player)
+        assert self.rng is not None, "LeducTorch.step before reset"
+        public = torch.where(deal, _deal_one(self.rng.uniform(deal), s.dealt, 4), s.public)
+        dealt = s.dealt | (torch.nn.functional.one_hot(public.clamp(min=0), 6).bool() & deal[:, None])
+        zero = torch.zeros_like(raises)
+        return LeducTensors(
+            dealt=dealt,
+            cards=s.cards,
+            public=public,
+            moves=moves,
+            round2=s.round2 | deal,
+            stakes=stakes,
+            paid=paid,
+            raises=torch.where(deal, zero, raises),
+            round_moves=torch.where(deal, zero, round_moves),
+            player=torch.where(deal, zero, player),
+            returns=returns,
+        )
+
+    @staticmethod
+    def _pay(paid: torch.Tensor, winner: torch.Tensor) -> torch.Tensor:
+        """The pot to ``winner``: it wins what the other put in, the other loses it."""
+        loser_paid = paid.gather(1, (1 - winner)[:, None]).to(torch.float64)
+        won = torch.nn.functional.one_hot(winner, 2).bool()
+        return torch.where(won, loser_paid, -paid.to(torch.float64))
+
+    def _showdown(self, cards: torch.Tensor, public: torch.Tensor, paid: torch.Tensor) -> torch.Tensor:
+        """A pair with the public card wins, then the higher rank; a tie splits (returns 0)."""
+        rank = cards // 2
+        strength = (rank == (public // 2)[:, None]).to(torch.int64) * 10 + rank
+        out = self._pay(paid, (strength[:, 1] > strength[:, 0]).to(torch.int64))
+        return torch.where((strength[:, 0] == strength[:, 1])[:, None], torch.zeros_like(out), out)
+
+
 def _decide(policy: Any, x: torch.Tensor, mask: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Every row's action and its log-probability (0 for ``"random"``) under one policy."""
     if isinstance(policy, str):
@@ -222,18 +358,20 @@ def _decide(policy: Any, x: torch.Tensor, mask: torch.Tensor, u: torch.Tensor) -
 
 
 def rollout(
-    game: KuhnTorch, policies: Sequence[Any], rng: TorchRandom
+    game: KuhnTorch | LeducTorch, policies: Sequence[Any], rng: TorchRandom
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Play ``len(rng)`` games on ``game.device``, seat ``i`` deciding by ``policies[i]``: a
     ``torch.nn.Module`` (observations → logits; sampled from the masked softmax with one uniform
     of the game's stream, as the neural agent's ``act_arrays`` draws) or ``"random"`` (the random
     agent: ``pick_uniform`` with one uniform). Returns ``(returns float64 [B, n], actions int64
-    [B, 2n-1] (-1 after the end), log_probs float32 [B, 2n-1] (0 for random seats and after the
-    end))``, all on the device. No host round trip inside: ``2n-1`` steps, finished games masked."""
+    [B, M]: each game's decisions in order, -1 after its end), log_probs float32 [B, M] (0 for
+    random seats and after the end))``, all on the device, ``M = game.max_moves`` (Kuhn: ``2n-1``;
+    Leduc: 8). No host round trip inside: ``M`` steps, finished games masked."""
     if len(policies) != game.n:
         raise ArenaError(f"rollout: policies must name one policy per seat ({game.n}), got {len(policies)}")
     s = game.reset(rng)
     b = len(rng)
+    actions = torch.full((b, game.max_moves), -1, dtype=torch.int64, device=game.device)
     logps = torch.zeros((b, game.max_moves), dtype=torch.float32, device=game.device)
     for t in range(game.max_moves):
         live = s.player >= 0
@@ -250,6 +388,7 @@ def rollout(
             a, lp = picked[id(policy)]
             action = torch.where(mine, a, action)
             logp_t = torch.where(mine, lp, logp_t)
+        actions[:, t] = torch.where(live, action, -1)
         logps[:, t] = logp_t
         s = game.step(s, action)
-    return s.returns, s.moves, logps
+    return s.returns, actions, logps

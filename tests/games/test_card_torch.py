@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 import arena  # noqa: E402
 from arena.arrays import ArrayRandom, pick_uniform  # noqa: E402
 from arena.errors import ArenaError  # noqa: E402
-from arena.games.card_torch import KuhnTorch, TorchRandom, mix, rollout  # noqa: E402
+from arena.games.card_torch import KuhnTorch, LeducTorch, TorchRandom, mix, rollout  # noqa: E402
 from arena.plugins.agents.neural import NeuralAgent  # noqa: E402
 from arena.rng import GameRandom, _mix  # noqa: E402
 
@@ -63,36 +63,65 @@ def test_random_games_match_the_numpy_face(n):
     assert ret.sum(1).abs().max().item() == 0.0 and set(np.unique(ret.numpy())) <= {-2.0, -1.0, 1.0, 2.0, 3.0, 4.0}
 
 
-def _numpy_path(agents, n: int, b: int, seed: int):
-    """The neural agents' games on the numpy face: actions, log-probabilities and returns."""
-    g = _game(n).array_face().reset(ArrayRandom(seed, range(b)))
-    logp = np.zeros((b, 2 * n - 1), dtype=np.float32)
+CASES = {"kuhn2": ("kuhn_poker", lambda: KuhnTorch(2)), "kuhn3": ("kuhn_poker(players=3)", lambda: KuhnTorch(3))}
+CASES["leduc"] = ("leduc_poker", lambda: LeducTorch())
+
+
+def _numpy_path(agents, name: str, b: int, seed: int):
+    """The agents' games on the numpy face: each game's decisions, their log-probabilities, the returns."""
+    g = arena.load_game(name).array_face().reset(ArrayRandom(seed, range(b)))
+    n = len(agents)
+    decisions: list[list[int]] = [[] for _ in range(b)]
+    logp = np.zeros((b, 8), dtype=np.float32)
     while (live := np.flatnonzero(g.player >= 0)).size:
         for p in range(n):
             rows = live[g.player[live] == p]
             if rows.size:
-                t = g.hlen[rows] - n
                 acts, infos = agents[p].act_arrays_info(g, rows)
-                logp[rows, t] = [i["log_prob"] for i in infos]
+                for r, a, i in zip(rows.tolist(), acts.tolist(), infos):
+                    logp[r, len(decisions[r])] = i["log_prob"]
+                    decisions[r].append(a)
                 g.step(rows, acts)
-    return [g.history(k)[n:] for k in range(b)], logp, g.returns()
+    return decisions, logp, g.returns()
 
 
-@pytest.mark.parametrize("n", [2, 3])
-def test_neural_rollout_on_device_makes_the_agents_decisions(n):
-    b, seed = 4_000, 3
-    game = _game(n)
-    agents = [NeuralAgent(game, hidden=16, seed=s) for s in range(n)]
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_neural_rollout_on_device_makes_the_agents_decisions(case):
+    name, make = CASES[case]
+    b, seed = 2_000, 3
+    game = arena.load_game(name)
+    agents = [NeuralAgent(game, hidden=16, seed=s) for s in range(game.spec.num_players)]
     for a in agents:  # a policy far from uniform, so the draws matter
         with torch.no_grad():
             a.net.actor[-1].weight.mul_(300.0)
-    hist, logp, returns = _numpy_path(agents, n, b, seed)
+    decisions, logp, returns = _numpy_path(agents, name, b, seed)
     with torch.no_grad():
-        ret, moves, lp = rollout(KuhnTorch(n), [a.net.actor for a in agents], TorchRandom(seed, range(b)))
-    assert [[a for a in row if a >= 0] for row in moves.tolist()] == hist
+        ret, acts, lp = rollout(make(), [a.net.actor for a in agents], TorchRandom(seed, range(b)))
+    assert [[a for a in row if a >= 0] for row in acts.tolist()] == decisions
     assert np.array_equal(ret.numpy(), returns)
-    np.testing.assert_allclose(lp.numpy(), logp, rtol=0, atol=1e-6)
-    assert len({len(h) for h in hist}) > 1 and logp.min() < -1.0  # varied games, decisive policies
+    np.testing.assert_allclose(lp.numpy(), logp[:, : lp.shape[1]], rtol=0, atol=1e-6)
+    assert len({len(d) for d in decisions}) > 1 and logp.min() < -1.0  # varied games, decisive policies
+
+
+def test_leduc_random_games_match_the_numpy_face():
+    """10,000 random Leduc games stepped side by side: the same deals (the public card dealt
+    inside the step from the same streams), legal masks, observations (OpenSpiel's tensors), returns."""
+    b, seed = 10_000, 5
+    g = arena.load_game("leduc_poker").array_face().reset(ArrayRandom(seed, range(b)))
+    lt = LeducTorch()
+    s = lt.reset(TorchRandom(seed, range(b)))
+    assert np.array_equal(s.cards.numpy(), g.cards)
+    while (live := np.flatnonzero(g.player >= 0)).size:
+        mask = lt.legal_mask(s).numpy()
+        assert np.array_equal(mask[live], g.legal_mask(live))
+        assert np.array_equal(lt.observations(s).numpy()[live], g.observations(live))
+        g.step(live, pick_uniform(g.legal_mask(live), g.rng.uniform(live)))
+        s = lt.step(s, torch.from_numpy(pick_uniform(mask, lt.rng.uniform(s.player >= 0).numpy())))
+        assert np.array_equal(s.player.numpy(), g.player) and np.array_equal(s.public.numpy(), g.public)
+    assert np.array_equal(s.returns.numpy(), g.returns())
+    ret, acts, _ = rollout(LeducTorch(), ["random", "random"], TorchRandom(seed, range(b)))
+    assert np.array_equal(ret.numpy(), g.returns())
+    assert (g.public >= 0).mean() > 0.3 and set(np.unique(g.returns())) >= {-13.0, 13.0, 0.0}
 
 
 def test_a_learner_against_random_seats_and_bad_policies():
