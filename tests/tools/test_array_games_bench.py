@@ -51,13 +51,16 @@ def test_torch_face_plays_the_numpy_faces_games():
     import arena
     from arena.arrays import ArrayRandom, pick_uniform
 
-    t, total = array_games.torch_face("cpu", 3000, 1024, "random", seed=2)
-    g = arena.load_game("kuhn_poker").array_face().reset(ArrayRandom(2, range(3000)))
-    while (live := np.flatnonzero(g.player >= 0)).size:
-        g.step(live, pick_uniform(g.legal_mask(live), g.rng.uniform(live)))
-    assert t > 0 and total == g.returns().sum(0).tolist() and total[0] != 0
+    for name in array_games.TORCH_FACES:
+        t, total = array_games.torch_face("cpu", 3000, 1024, "random", 2, name)
+        g = arena.load_game(name).array_face().reset(ArrayRandom(2, range(3000)))
+        while (live := np.flatnonzero(g.player >= 0)).size:
+            g.step(live, pick_uniform(g.legal_mask(live), g.rng.uniform(live)))
+        assert t > 0 and total == g.returns().sum(0).tolist() and total[0] != 0
     t_mlp, total_mlp = array_games.torch_face("cpu", 500, 256, "mlp")
     assert t_mlp > 0 and total_mlp[0] == -total_mlp[1]
+    with pytest.raises(ArenaError, match="game must be one of"):
+        array_games.torch_face("cpu", 10, 10, "random", 0, "liars_dice")
     with pytest.raises(ArenaError, match="--torch-device"):
         import torch
 

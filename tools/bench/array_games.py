@@ -10,8 +10,8 @@ loop (``tools/bench/match.py``'s ``pyspiel_random_loop``). Optionally a whole ``
 --json`` process per path (``--process-games``), and PGX (jitted and vmapped, batch ``--batch``)
 through another interpreter that has ``pgx`` and ``jax`` (``--pgx-python``: arena does not
 depend on them). The two runner paths are checked to give the same returns on the games both played.
-``--torch-device D``: Kuhn poker as torch tensors on ``D`` (:mod:`arena.games.card_torch`), random
-seats and the neural agent's default MLP in every seat, the whole rollout on the device.
+``--torch-device D``: Kuhn poker and Leduc hold'em as torch tensors on ``D`` (:mod:`arena.games.card_torch`),
+random seats and the neural agent's default MLP in every seat, the whole rollout on the device.
 ``--ppo-league-seeds N``: the quickstart's PPO league on Kuhn poker, its training games on each
 path (:mod:`arena.tools.bench.ppo_league`): training games/s, their ratio, exploitability per seed.
 """
@@ -50,9 +50,15 @@ def face_loop(game_name: str, games: int, batch: int, seed: int = 0) -> float:
     return time.perf_counter() - start
 
 
-def torch_face(device: str, games: int, batch: int, policy: str = "random", seed: int = 0) -> tuple[float, list[float]]:
-    """Seconds for ``games`` two-player Kuhn games as torch tensors on ``device`` in batches of
-    ``batch``, every seat ``policy`` (``random``, or ``mlp``: the neural agent's default network,
+TORCH_FACES = ("kuhn_poker", "leduc_poker")
+"""Games with a torch face (:mod:`arena.games.card_torch`)."""
+
+
+def torch_face(
+    device: str, games: int, batch: int, policy: str = "random", seed: int = 0, game_name: str = "kuhn_poker"
+) -> tuple[float, list[float]]:
+    """Seconds for ``games`` games of ``game_name`` (two-player Kuhn poker or Leduc hold'em) as
+    torch tensors on ``device`` in batches of ``batch``, every seat ``policy`` (``random``, or ``mlp``: the neural agent's default network,
     hidden 64, 2 layers, seed 0), nothing leaving the device until the end; and each seat's
     returns summed over the games (a checksum to compare devices)."""
     try:
@@ -60,16 +66,18 @@ def torch_face(device: str, games: int, batch: int, policy: str = "random", seed
     except ImportError:
         raise ArenaError("--torch-device: the torch face needs torch: pip install 'arena-rl[torch]'") from None
     import arena
-    from arena.games.card_torch import KuhnTorch, TorchRandom, rollout
+    from arena.games.card_torch import KuhnTorch, LeducTorch, TorchRandom, rollout
 
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ArenaError(f"--torch-device: {device!r} requested but CUDA is not available")
     if policy not in ("random", "mlp"):
         raise ArenaError(f"torch face: policy must be 'random' or 'mlp', got {policy!r}")
-    game = KuhnTorch(2, device)
+    if game_name not in TORCH_FACES:
+        raise ArenaError(f"torch face: game must be one of {', '.join(TORCH_FACES)}, got {game_name!r}")
+    game = KuhnTorch(2, device) if game_name == "kuhn_poker" else LeducTorch(device)
     net: Any = "random"
     if policy == "mlp":
-        net = arena.load_agent("neural", arena.load_game("kuhn_poker"), device=device, seed=0).net.actor
+        net = arena.load_agent("neural", arena.load_game(game_name), device=device, seed=0).net.actor
     sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     with torch.no_grad():
         rollout(game, [net, net], TorchRandom(seed, range(min(batch, games)), device))  # warm-up: kernels
@@ -191,12 +199,11 @@ def run(args: argparse.Namespace) -> dict:
     if args.torch_device:
         out["torch_face_device"] = args.torch_device
         out["torch_face_batch"] = args.torch_batch
-        for policy in ("random", "mlp"):
-            t = min(
-                torch_face(args.torch_device, args.games, args.torch_batch, policy, seed=r)[0]
-                for r in range(args.repeats)
-            )
-            out[f"torch_face_{policy}_games_per_second"] = round(args.games / t, 1)
+        for name in [g for g in args.game_names.split(",") if g in TORCH_FACES]:
+            for policy in ("random", "mlp"):
+                reps = range(args.repeats)
+                t = min(torch_face(args.torch_device, args.games, args.torch_batch, policy, r, name)[0] for r in reps)
+                out[f"{name}_torch_face_{policy}_games_per_second"] = round(args.games / t, 1)
     if args.ppo_league_seeds:
         from arena.tools.bench.ppo_league import QUICKSTART, ppo_league
 
@@ -217,7 +224,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--process-games", type=int, default=0, help="also time whole `arena match --json` processes")
     p.add_argument("--recorded-games", type=int, default=0, help="also time both paths keeping trajectories")
     p.add_argument("--pgx-python", default="", help="also time PGX with this interpreter (it needs pgx and jax)")
-    p.add_argument("--torch-device", default="cpu", help="also Kuhn poker as torch tensors on this device ('' to skip)")
+    p.add_argument("--torch-device", default="cpu", help="also Kuhn/Leduc as torch tensors on this device ('' to skip)")
     p.add_argument("--torch-batch", type=int, default=4096, help="games in flight on the torch face")
     p.add_argument("--repeats", type=int, default=3, help="best of N timings")
     p.add_argument(

@@ -13,7 +13,7 @@ then one section per measurement, each against its baseline in the same run:
   adapters on one shared base against K full models (and 4K adapters): decisions/s (a
   mixed-adapter batch and the same batch through one adapter), learner tokens/s and seconds per
   update, peak GPU memory;
-- ``torch_face``: two-player Kuhn poker as torch tensors (``arena.games.card_torch``), whole
+- ``torch_face``: two-player Kuhn poker and Leduc hold'em as torch tensors (``arena.games.card_torch``), whole
   rollouts on the GPU (random seats, then the neural agent's default MLP in every seat): games/s at
   several batch sizes against the same rollouts on the CPU, and whether the GPU played the CPU's
   games (same seed: the same actions and returns); skipped, with a message, without CUDA;
@@ -117,12 +117,12 @@ def ppo(device: str, steps: int, games: int, work: Path) -> dict[str, Any]:
 
 
 def torch_face(device: str, small: bool) -> dict[str, Any]:
-    """Kuhn poker as tensors: games/s of whole on-device rollouts (random, MLP) on ``device`` at
-    several batch sizes, the CPU at batch 4,096 as the baseline, and the same games on both."""
+    """Kuhn poker and Leduc hold'em as tensors: games/s of whole on-device rollouts (random, MLP)
+    on ``device`` at several batch sizes, the CPU at batch 4,096 as the baseline, and whether
+    both devices play the same seed's games."""
     import torch
 
-    from arena.games.card_torch import KuhnTorch, TorchRandom, rollout
-    from arena.loading import load_agent, load_game
+    from arena.tools.bench.array_games import TORCH_FACES
     from arena.tools.bench.array_games import torch_face as timed
 
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -130,28 +130,43 @@ def torch_face(device: str, small: bool) -> dict[str, Any]:
     torch.set_num_threads(1)
     cpu_games, games = (2_000, 4_000) if small else (100_000, 1 << 21)
     batches = [256, 1024] if small else [4096, 65536, 262144]
-    out: dict[str, Any] = {"game": "kuhn_poker", "cpu_games": cpu_games, "games": games, "torch_threads": 1}
+    out: dict[str, Any] = {"cpu_games": cpu_games, "games": games, "torch_threads": 1}
+    for name in TORCH_FACES:
+        for policy in ("random", "mlp"):
+            t, _ = timed("cpu", cpu_games, 4096, policy, 0, name)
+            cpu = out[f"{name}_cpu_{policy}_games_per_s"] = round(cpu_games / t, 1)
+            if device == "cpu":
+                continue
+            best = 0.0
+            for b in batches:
+                t, _ = timed(device, games, b, policy, 0, name)
+                gps = out[f"{name}_{device}_{policy}_b{b}_games_per_s"] = round(games / t, 1)
+                best = max(best, gps)
+            out[f"{name}_{policy}_speedup_ratio"] = round(best / cpu, 2)
+        if device != "cpu":
+            out.update(_same_games(name, device))
+    return out
+
+
+def _same_games(name: str, device: str) -> dict[str, float]:
+    """The fraction of 65,536 games (seed 5) that ``device`` plays exactly as the CPU does."""
+    import torch
+
+    from arena.games.card_torch import KuhnTorch, LeducTorch, TorchRandom, rollout
+    from arena.loading import load_agent, load_game
+
+    net = load_agent("neural", load_game(name), seed=0).net.actor
+    out = {}
     for policy in ("random", "mlp"):
-        t, _ = timed("cpu", cpu_games, 4096, policy)
-        out[f"cpu_{policy}_games_per_s"] = round(cpu_games / t, 1)
-        if device == "cpu":
-            continue
-        for b in batches:
-            t, _ = timed(device, games, b, policy)
-            out[f"{device}_{policy}_b{b}_games_per_s"] = round(games / t, 1)
-        best = max(v for k, v in out.items() if k.startswith(f"{device}_{policy}_b"))
-        out[f"{policy}_speedup_ratio"] = round(best / out[f"cpu_{policy}_games_per_s"], 2)
-    if device != "cpu":  # the same seed's games on both devices
-        net = load_agent("neural", load_game("kuhn_poker"), seed=0).net.actor
-        for policy, seats in (("random", ["random"] * 2), ("mlp", None)):
-            played = []
-            for dev in ("cpu", device):
-                with torch.no_grad():
-                    s = seats or [net.to(dev)] * 2
-                    ret, moves, _ = rollout(KuhnTorch(2, dev), s, TorchRandom(5, range(65536), dev))
-                played.append((ret.cpu(), moves.cpu()))
-            same = (played[0][1] == played[1][1]).all(1) & (played[0][0] == played[1][0]).all(1)
-            out[f"{policy}_games_same_as_cpu_fraction"] = float(same.double().mean())
+        played = []
+        for dev in ("cpu", device):
+            game = KuhnTorch(2, dev) if name == "kuhn_poker" else LeducTorch(dev)
+            with torch.no_grad():
+                seats = ["random"] * 2 if policy == "random" else [net.to(dev)] * 2
+                ret, acts, _ = rollout(game, seats, TorchRandom(5, range(65536), dev))
+            played.append((ret.cpu(), acts.cpu()))
+        same = (played[0][1] == played[1][1]).all(1) & (played[0][0] == played[1][0]).all(1)
+        out[f"{name}_{policy}_games_same_as_cpu_fraction"] = float(same.double().mean())
     return out
 
 
