@@ -15,7 +15,7 @@ wrap modulo 2⁶⁴ in two's complement exactly as ``uint64`` does, XOR is bitwi
 right shift is the arithmetic one masked to its low ``64 - k`` bits; a uniform is the top 53 bits
 times 2⁻⁵³ in float64. The keys (one per game, set-up only) are :class:`~arena.arrays.ArrayRandom`'s,
 computed once in numpy and moved to the device. So the deals, the random agent's choices and a
-policy's draws are the numpy face's, draw for draw (tested on 10,000 games). A policy's
+policy's draws are the numpy face's, draw for draw (tested on 10,000 games of each). A policy's
 probabilities are float32 as the neural agent's are; its ``act_arrays`` runs the network once per
 distinct information state (padded to 16 rows) where :func:`rollout` runs it on all B rows, so a
 log-probability may differ in the last bit and an action only if a uniform falls within that
@@ -24,12 +24,13 @@ last bit of a cumulative probability.
 Layout after Koyamada et al., "Pgx: Hardware-Accelerated Parallel Game Simulators for
 Reinforcement Learning" (arXiv 2303.17503): a state is a bundle of batched tensors, a step a pure
 tensor function of it; unlike PGX, the rules, action ids and the first mover are OpenSpiel's
-(player 0 opens; 0 = pass, 1 = bet).
+(player 0 opens; Kuhn 0 = pass, 1 = bet; Leduc 0 = fold, 1 = call, 2 = raise).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
@@ -106,15 +107,22 @@ def pick_weighted(weights: torch.Tensor, mask: torch.Tensor, u: torch.Tensor) ->
     return torch.where(total <= 0, pick_uniform(mask, u), out)
 
 
-def _deal_one(u: torch.Tensor, dealt: torch.Tensor, left: int) -> torch.Tensor:
-    """One card per game from those not yet dealt (OpenSpiel's order: the rest ascending, equally
-    likely), by inverse CDF with float edges summed as :func:`arena.arrays.cdf_pick` sums them;
-    ``left`` cards remain in every game."""
+@lru_cache(maxsize=None)
+def _edges(left: int, device: torch.device) -> torch.Tensor:
+    """The inverse-CDF edges of ``left`` equally likely cards, on ``device`` (made once: no copy
+    from the host inside a rollout)."""
     acc, edges = 0.0, []
     for _ in range(left):
         acc += 1.0 / left
         edges.append(acc)
-    e = torch.tensor(edges, dtype=torch.float64, device=u.device)
+    return torch.tensor(edges, dtype=torch.float64, device=device)
+
+
+def _deal_one(u: torch.Tensor, dealt: torch.Tensor, left: int) -> torch.Tensor:
+    """One card per game from those not yet dealt (OpenSpiel's order: the rest ascending, equally
+    likely), by inverse CDF with float edges summed as :func:`arena.arrays.cdf_pick` sums them;
+    ``left`` cards remain in every game."""
+    e = _edges(left, u.device)
     k = torch.clamp((u[:, None] >= e[None, :]).sum(1), max=left - 1)
     return ((~dealt).cumsum(1) <= k[:, None]).sum(1)
 
@@ -248,6 +256,7 @@ class LeducTorch:
     def __init__(self, device: Any = "cpu") -> None:
         self.device = torch.device(device)
         self.rng: TorchRandom | None = None
+        self._call_raise = torch.tensor([CALL, RAISE], device=self.device)
 
     def reset(self, rng: TorchRandom) -> LeducTensors:
         self.rng = rng
@@ -289,7 +298,7 @@ class LeducTorch:
         seat = one_hot(p, 2)
         card = one_hot(s.cards.gather(1, p[:, None])[:, 0], 6)
         public = one_hot(s.public + 1, 7)[:, 1:]
-        acts = (s.moves[:, :, None] == torch.tensor([CALL, RAISE], device=p.device)).flatten(1)
+        acts = (s.moves[:, :, None] == self._call_raise).flatten(1)
         return torch.cat([seat, card, public, acts.to(seat.dtype)], 1).to(torch.float32)
 
     def step(self, s: LeducTensors, actions: torch.Tensor) -> LeducTensors:
@@ -369,7 +378,7 @@ def rollout(
     Leduc: 8). No host round trip inside: ``M`` steps, finished games masked."""
     if len(policies) != game.n:
         raise ArenaError(f"rollout: policies must name one policy per seat ({game.n}), got {len(policies)}")
-    s = game.reset(rng)
+    s: Any = game.reset(rng)  # the game's own tensors
     b = len(rng)
     actions = torch.full((b, game.max_moves), -1, dtype=torch.int64, device=game.device)
     logps = torch.zeros((b, game.max_moves), dtype=torch.float32, device=game.device)

@@ -77,7 +77,7 @@ def torch_face(
     game = KuhnTorch(2, device) if game_name == "kuhn_poker" else LeducTorch(device)
     net: Any = "random"
     if policy == "mlp":
-        net = arena.load_agent("neural", arena.load_game(game_name), device=device, seed=0).net.actor
+        net = getattr(arena.load_agent("neural", arena.load_game(game_name), device=device, seed=0), "net").actor
     sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     with torch.no_grad():
         rollout(game, [net, net], TorchRandom(seed, range(min(batch, games)), device))  # warm-up: kernels

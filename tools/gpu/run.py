@@ -15,8 +15,9 @@ then one section per measurement, each against its baseline in the same run:
   update, peak GPU memory;
 - ``torch_face``: two-player Kuhn poker and Leduc hold'em as torch tensors (``arena.games.card_torch``), whole
   rollouts on the GPU (random seats, then the neural agent's default MLP in every seat): games/s at
-  several batch sizes against the same rollouts on the CPU, and whether the GPU played the CPU's
-  games (same seed: the same actions and returns); skipped, with a message, without CUDA;
+  several batch sizes against the same rollouts on the CPU, whether the GPU played the CPU's
+  games (same seed: the same actions and returns), and that a rollout never synchronised with the
+  host (CUDA's sync debug mode); skipped, with a message, without CUDA;
 - ``mismatch``: the log-prob gap between bf16 rollouts and the fp32 learner on the same decisions,
   and the truncated importance weights that correct for it.
 
@@ -148,22 +149,41 @@ def torch_face(device: str, small: bool) -> dict[str, Any]:
     return out
 
 
-def _same_games(name: str, device: str) -> dict[str, float]:
-    """The fraction of 65,536 games (seed 5) that ``device`` plays exactly as the CPU does."""
+def _same_games(name: str, device: str) -> dict[str, Any]:
+    """The fraction of 65,536 games (seed 5) that ``device`` plays exactly as the CPU does, and
+    whether the device's rollout synchronised with the host (CUDA's sync debug mode set to error
+    around it: any ``.item()``, host copy or data-dependent shape inside the loop raises)."""
     import torch
 
     from arena.games.card_torch import KuhnTorch, LeducTorch, TorchRandom, rollout
     from arena.loading import load_agent, load_game
 
     net = load_agent("neural", load_game(name), seed=0).net.actor
-    out = {}
+    out: dict[str, Any] = {}
     for policy in ("random", "mlp"):
         played = []
         for dev in ("cpu", device):
             game = KuhnTorch(2, dev) if name == "kuhn_poker" else LeducTorch(dev)
+            seats = ["random"] * 2 if policy == "random" else [net.to(dev)] * 2
+            rng = TorchRandom(5, range(65536), dev)
             with torch.no_grad():
-                seats = ["random"] * 2 if policy == "random" else [net.to(dev)] * 2
-                ret, acts, _ = rollout(game, seats, TorchRandom(5, range(65536), dev))
+                rollout(game, seats, TorchRandom(5, range(64), dev))  # warm-up: cached tensors, kernels
+                watch = dev.startswith("cuda")
+                if watch:
+                    torch.cuda.synchronize()
+                    torch.cuda.set_sync_debug_mode("error")
+                try:
+                    ret, acts, _ = rollout(game, seats, rng)
+                    syncs = "none"
+                except RuntimeError as exc:  # a sync inside: recorded, then the games without the watch
+                    syncs = str(exc).splitlines()[0][:200]
+                    torch.cuda.set_sync_debug_mode(0)
+                    ret, acts, _ = rollout(game, seats, TorchRandom(5, range(65536), dev))
+                finally:
+                    if watch:
+                        torch.cuda.set_sync_debug_mode(0)
+                if watch:
+                    out[f"{name}_{policy}_host_syncs_in_rollout"] = syncs
             played.append((ret.cpu(), acts.cpu()))
         same = (played[0][1] == played[1][1]).all(1) & (played[0][0] == played[1][0]).all(1)
         out[f"{name}_{policy}_games_same_as_cpu_fraction"] = float(same.double().mean())
