@@ -17,6 +17,7 @@ sampled), and its L1 distance to the winner (the other mass counts as error).
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import numpy as np
@@ -130,6 +131,7 @@ def train_one(method: str, seed: int, args: argparse.Namespace) -> tuple[np.ndar
             trainer.update(trajs)
         if (k + 1) % 10 == 0 or k + 1 == args.iterations:
             curve.append(float(np.abs(measured(trainer, agent, game, method) - WINNER).sum()))
+            print(f"{method} seed {seed} iteration {k + 1}: L1 {curve[-1]:.3f}", file=sys.stderr, flush=True)
     return measured(trainer, agent, game, method), curve
 
 
@@ -145,8 +147,6 @@ def measured(trainer: Any, agent: Any, game: Any, method: str) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    import sys
-
     out: dict[str, Any] = {"winner": [round(x, 4) for x in WINNER[:3]]}
     for method in [m for m in args.methods.split(",") if m]:
         l1s = []
