@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from arena.errors import ArenaError
-from arena.loading import load_game
 from arena.games.open_task import ALPHABET, DEVELOPMENT_SHAPES, HELD_OUT_SHAPES, SHAPES
+from arena.loading import load_game
 
 
 def game(shape, **kw):
