@@ -157,6 +157,21 @@ class ArrayGames:
         raise NotImplementedError
 
 
+class HistoryGames(ArrayGames):
+    """Games that keep every action as a row of ``hist`` (``hlen[b]`` used) and their returns in
+    ``_returns``: the board, card and dice faces share these two readers."""
+
+    hist: np.ndarray
+    hlen: np.ndarray
+    _returns: np.ndarray
+
+    def returns(self) -> np.ndarray:
+        return self._returns
+
+    def history(self, row: int) -> list[int]:
+        return self.hist[row, : self.hlen[row]].tolist()
+
+
 class ArrayFace:
     """What a game with the face provides (:meth:`arena.game.Game.array_face`)."""
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.arrays import ArrayFace, ArrayFaceEntry, ArrayGames, ArrayRandom
+from arena.arrays import ArrayFace, ArrayFaceEntry, ArrayRandom, HistoryGames
 from arena.game import TERMINAL
 from arena.hookspecs import hookimpl
 
@@ -64,7 +64,7 @@ def connect_four_face(game: Any) -> BoardFace | None:
     return BoardFace(rows, columns, int(params["x_in_row"]), gravity=True, planes=(1, 2, 0))
 
 
-class BoardGames(ArrayGames):
+class BoardGames(HistoryGames):
     def __init__(self, face: BoardFace, rng: ArrayRandom) -> None:
         self.face, self.rng = face, rng
         b, cells = len(rng), face.rows * face.columns
@@ -117,12 +117,6 @@ class BoardGames(ArrayGames):
                 line = line & (bits >> np.uint64(k * step))
             won |= line != 0
         return won
-
-    def returns(self) -> np.ndarray:
-        return self._returns
-
-    def history(self, row: int) -> list[int]:
-        return self.hist[row, : self.hlen[row]].tolist()
 
     def info_state_keys(self, rows: np.ndarray, player: int | None = None) -> list[str]:
         """OpenSpiel's key, the same for both players: the moves so far joined by ``", "``."""

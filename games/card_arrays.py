@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.arrays import ArrayFace, ArrayGames, ArrayRandom, cdf_pick, kth_true
+from arena.arrays import ArrayFace, ArrayRandom, HistoryGames, cdf_pick, kth_true
 from arena.game import TERMINAL
 
 
@@ -82,7 +82,7 @@ class KuhnFace(_CardFace):
         return KuhnGames(self, rng)
 
 
-class KuhnGames(ArrayGames):
+class KuhnGames(HistoryGames):
     def __init__(self, face: KuhnFace, rng: ArrayRandom) -> None:
         self.face, self.rng = face, rng
         n, b = face.num_players, len(rng)
@@ -135,12 +135,6 @@ class KuhnGames(ArrayGames):
         ret[np.arange(len(rows)), winner] += paid.sum(axis=1)
         self._returns[rows] = ret
 
-    def returns(self) -> np.ndarray:
-        return self._returns
-
-    def history(self, row: int) -> list[int]:
-        return self.hist[row, : self.hlen[row]].tolist()
-
     def info_states(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         p = self.player[rows]
         n = self.n
@@ -160,7 +154,7 @@ class LeducFace(_CardFace):
         return LeducGames(self, rng)
 
 
-class LeducGames(ArrayGames):
+class LeducGames(HistoryGames):
     def __init__(self, face: LeducFace, rng: ArrayRandom) -> None:
         self.face, self.rng = face, rng
         b = len(rng)
@@ -235,12 +229,6 @@ class LeducGames(ArrayGames):
         tie = strength[:, 0] == strength[:, 1]
         self._pay(rows, (strength[:, 1] > strength[:, 0]).astype(np.int64))
         self._returns[rows[tie]] = 0.0
-
-    def returns(self) -> np.ndarray:
-        return self._returns
-
-    def history(self, row: int) -> list[int]:
-        return self.hist[row, : self.hlen[row]].tolist()
 
     def info_states(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         p = self.player[rows]

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.arrays import ArrayGames, ArrayRandom, cdf_pick
+from arena.arrays import ArrayRandom, HistoryGames, cdf_pick
 from arena.game import TERMINAL
 from arena.games.card_arrays import _CardFace
 
@@ -54,7 +54,7 @@ class LiarsDiceFace(_CardFace):
         return LiarsDiceGames(self, rng)
 
 
-class LiarsDiceGames(ArrayGames):
+class LiarsDiceGames(HistoryGames):
     def __init__(self, face: LiarsDiceFace, rng: ArrayRandom) -> None:
         self.face, self.rng = face, rng
         b, d, s = len(rng), face.dice, face.sides
@@ -108,12 +108,6 @@ class LiarsDiceGames(ArrayGames):
         ret[k, winner] = 1.0
         self._returns[rows] = ret
         self.player[rows] = TERMINAL
-
-    def returns(self) -> np.ndarray:
-        return self._returns
-
-    def history(self, row: int) -> list[int]:
-        return self.hist[row, : self.hlen[row]].tolist()
 
     def info_states(self, rows: np.ndarray, player: int | None = None) -> np.ndarray:
         p = self.player[rows]
