@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, Sequence
 
 from arena.agent import Agent
 from arena.cli_api import Command, add_config_arguments, config_and_overrides
@@ -80,25 +80,23 @@ def play_match(cfg: MatchConfig, game: Game, agents: list[Agent], as_json: bool)
         head = {"game": game.spec.full_name, "games": cfg.games, "seed": cfg.seed}
         writer = ReportWriter(head, sys.stdout if as_json else None, cfg.out)
 
-    def on_batch(results: list[GameResult]) -> None:
-        for r in results:
-            summary.add(r)
+    def tell_observers(results: Sequence[GameResult]) -> None:
         if announce is not None:
             for r in results:
                 announce(result=r, context=run.with_(match_id=r.index))
         if announce_batch is not None:
             announce_batch(results=results, context=run)
+
+    def on_batch(results: list[GameResult]) -> None:
+        for r in results:
+            summary.add(r)
+        tell_observers(results)
         if writer is not None:
             writer.add(results)
 
     def on_columns(cols: ArrayResults) -> None:  # an array-path batch: no GameResult unless observers ask
         summary.add_columns(cols)
-        results = BatchResults(cols)  # built only if an observer reads them
-        if announce is not None:
-            for r in results:
-                announce(result=r, context=run.with_(match_id=r.index))
-        if announce_batch is not None:
-            announce_batch(results=results, context=run)
+        tell_observers(BatchResults(cols))  # built only if an observer reads them
         if writer is not None:
             writer.add_columns(cols)
 

@@ -277,13 +277,15 @@ class TrainableLLM:
             self.model.train(was_training)
         return torch.stack([out[i] for i in index]) if index else torch.zeros((0, self.hidden_size()), device=dev)
 
-    def step(self, loss: Any) -> float:
-        """One optimizer step; returns the gradient norm before clipping."""
+    def step(self, loss: Any, optimizer: Any = None) -> float:
+        """One optimizer step (``optimizer``: another one over the same weights, e.g. SPPO's
+        averaged iterate's; default this learner's); returns the gradient norm before clipping."""
         torch = _torch()
-        self.optimizer.zero_grad(set_to_none=True)
+        opt = optimizer if optimizer is not None else self.optimizer
+        opt.zero_grad(set_to_none=True)
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(self.params, self.max_grad_norm)
-        self.optimizer.step()
+        opt.step()
         self.model.eval()
         if self.base is not None:
             self.base.changed()

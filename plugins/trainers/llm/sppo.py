@@ -257,14 +257,10 @@ class SPPO(LLMTrainer):
             for _ in range(int(self.p["average_steps"])):
                 batch = self.reservoir.batch(int(self.p["average_batch"]))
                 loss = -action_logprobs(self.model, batch, grad=True)[0].mean()
-                self.average_optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.model.params, self.model.max_grad_norm)
-                self.average_optimizer.step()
+                self.model.step(loss, self.average_optimizer)
                 nll = float(loss.detach())
         finally:
             self._swap()
-            self.model.model.eval()
         return nll
 
     def keep(self) -> None:
@@ -290,6 +286,8 @@ class SPPO(LLMTrainer):
                 tmp = p.detach().clone()
                 p.copy_(self.kept[n])
                 self.kept[n] = tmp
+        if self.model.base is not None:
+            self.model.base.changed()  # an adapter's grouped stacks hold the weights just swapped out
 
     def save_kept(self, directory: Any) -> None:
         """Snapshots hold the kept iterate (the agent keeps sampling from the last one)."""
