@@ -159,11 +159,10 @@ class KuhnTorch:
     def reset(self, rng: TorchRandom) -> KuhnTensors:
         b, n, dev = len(rng), self.n, self.device
         dealt = torch.zeros((b, n + 1), dtype=torch.bool, device=dev)
-        ar = torch.arange(b, device=dev)
         cards = []
         for i in range(n):
             c = _deal_one(rng.uniform(), dealt, n + 1 - i)
-            dealt[ar, c] = True
+            dealt = dealt | torch.nn.functional.one_hot(c, n + 1).bool()  # not dealt[i, c] = True: a host copy
             cards.append(c)
         z = torch.zeros(b, dtype=torch.int64, device=dev)
         return KuhnTensors(
@@ -262,11 +261,10 @@ class LeducTorch:
         self.rng = rng
         b, dev = len(rng), self.device
         dealt = torch.zeros((b, 6), dtype=torch.bool, device=dev)
-        ar = torch.arange(b, device=dev)
         cards = []
         for i in range(2):
             c = _deal_one(rng.uniform(), dealt, 6 - i)
-            dealt[ar, c] = True
+            dealt = dealt | torch.nn.functional.one_hot(c, 6).bool()
             cards.append(c)
         z = torch.zeros(b, dtype=torch.int64, device=dev)
         return LeducTensors(

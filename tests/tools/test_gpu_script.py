@@ -46,3 +46,30 @@ def test_gpu_script_dry_run_on_cpu(tmp_path):
     assert 0 <= results["mismatch"]["mean_abs_logprob_gap"] < 0.1
     report = (tmp_path / "out" / "gpu_results.md").read_text()
     assert "| adapters | 2 |" in report and "cfr.speedup_ratio" in report
+
+
+def test_sync_sites_name_the_line_that_synchronised(monkeypatch):
+    """The sync watch attributes each synchronising call to the innermost frame of the repository."""
+    import warnings
+
+    import torch
+
+    sys.path.insert(0, str(REPO / "tools" / "gpu"))
+    try:
+        import run as gpu_run
+    finally:
+        sys.path.pop(0)
+    modes = []
+    monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", modes.append)
+
+    def sync_twice():
+        for _ in range(2):
+            warnings.warn("called a synchronizing CUDA operation")
+        warnings.warn("Synchronization debug mode is a prototype feature and does not yet detect all synchronizing operations")
+        warnings.warn("an unrelated warning")
+        return 7
+
+    result, sites = gpu_run.sync_sites(sync_twice)
+    assert result == 7 and modes == ["warn", 0]
+    assert len(sites) == 1 and sites[0].startswith("tests/tools/test_gpu_script.py:") and "sync_twice" in sites[0]
+    assert gpu_run.sync_sites(lambda: 1) == (1, [])

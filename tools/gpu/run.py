@@ -3,6 +3,7 @@
     bash tools/gpu/run.sh OUT_DIR               # on the GPU machine (installs the carried wheels)
     python3 tools/gpu/run.py --out DIR          # the same, packages already there
     python3 tools/gpu/run.py --cpu --out DIR    # the same sections at tiny sizes on a CPU (a test)
+    python3 tools/gpu/run.py --sections torch_face --out DIR   # some sections only
 
 It writes ``DIR/gpu_results.json`` and ``DIR/gpu_results.md``: the machine and library versions,
 then one section per measurement, each against its baseline in the same run:
@@ -35,6 +36,9 @@ import time
 import traceback
 from pathlib import Path
 from typing import Any, Callable
+
+
+SECTIONS = ("cfr", "ppo", "torch_face", "llm_league", "mismatch")
 
 
 def environment(device: str) -> dict[str, Any]:
@@ -151,8 +155,8 @@ def torch_face(device: str, small: bool) -> dict[str, Any]:
 
 def _same_games(name: str, device: str) -> dict[str, Any]:
     """The fraction of 65,536 games (seed 5) that ``device`` plays exactly as the CPU does, and
-    whether the device's rollout synchronised with the host (CUDA's sync debug mode set to error
-    around it: any ``.item()``, host copy or data-dependent shape inside the loop raises)."""
+    where the device's rollout synchronised with the host (:func:`sync_sites`: any ``.item()``, host
+    copy or data-dependent shape inside the loop), ``none`` when nowhere."""
     import torch
 
     from arena.games.card_torch import KuhnTorch, LeducTorch, TorchRandom, rollout
@@ -168,26 +172,49 @@ def _same_games(name: str, device: str) -> dict[str, Any]:
             rng = TorchRandom(5, range(65536), dev)
             with torch.no_grad():
                 rollout(game, seats, TorchRandom(5, range(64), dev))  # warm-up: cached tensors, kernels
-                watch = dev.startswith("cuda")
-                if watch:
+                if dev.startswith("cuda"):
                     torch.cuda.synchronize()
-                    torch.cuda.set_sync_debug_mode("error")
-                try:
+                    (ret, acts, _), sites = sync_sites(lambda: rollout(game, seats, rng))
+                    out[f"{name}_{policy}_host_syncs_in_rollout"] = "; ".join(sites) or "none"
+                else:
                     ret, acts, _ = rollout(game, seats, rng)
-                    syncs = "none"
-                except RuntimeError as exc:  # a sync inside: recorded, then the games without the watch
-                    syncs = str(exc).splitlines()[0][:200]
-                    torch.cuda.set_sync_debug_mode(0)
-                    ret, acts, _ = rollout(game, seats, TorchRandom(5, range(65536), dev))
-                finally:
-                    if watch:
-                        torch.cuda.set_sync_debug_mode(0)
-                if watch:
-                    out[f"{name}_{policy}_host_syncs_in_rollout"] = syncs
             played.append((ret.cpu(), acts.cpu()))
         same = (played[0][1] == played[1][1]).all(1) & (played[0][0] == played[1][0]).all(1)
         out[f"{name}_{policy}_games_same_as_cpu_fraction"] = float(same.double().mean())
     return out
+
+
+def sync_sites(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """``fn()`` under CUDA's sync debug mode set to ``warn``, and where it synchronised with the host:
+    each distinct ``file:line function`` of the innermost arena frame below a synchronising call."""
+    import warnings
+
+    import torch
+
+    root = str(Path(__file__).resolve().parents[2])
+    sites: list[str] = []
+
+    def note(message: Any, *rest: Any, **kw: Any) -> None:
+        if "called a synchronizing" not in str(message):  # not torch's one-time "prototype feature" notice
+            return
+        stack = [f for f in traceback.extract_stack()[:-1] if f.filename != __file__]
+        ours = [f for f in stack if f.filename.startswith(root)]
+        if ours:
+            site = f"{Path(ours[-1].filename).relative_to(root)}:{ours[-1].lineno} {ours[-1].name}"
+        else:  # outside the repository (or an installed copy of it): the innermost frames, named
+            site = " < ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in stack[::-1][:3]) or "?"
+        if site not in sites:
+            sites.append(site)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = note
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            result = fn()
+        finally:
+            torch.cuda.set_sync_debug_mode(0)
+    return result, sites
 
 
 def llm_league(model: str, device: str, dtype: str, k: int, batch: int, repeats: int) -> dict[str, Any]:
@@ -282,7 +309,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--params", default=None, help="model size (default 0.5B on a GPU, 2M with --cpu)")
     p.add_argument("--k", type=int, default=4, help="learners as adapters vs as full models")
     p.add_argument("--work", default=None, help="scratch space for the model and runs (default OUT/work)")
+    p.add_argument("--sections", default=",".join(SECTIONS), help=f"comma list of {', '.join(SECTIONS)}")
     args = p.parse_args(argv)
+    chosen = [x for x in args.sections.split(",") if x]
+    unknown = sorted(set(chosen) - set(SECTIONS))
+    if unknown:
+        p.error(f"--sections: unknown {', '.join(unknown)}; known: {', '.join(SECTIONS)}")
     device = "cpu" if args.cpu else "cuda"
     dtype = "float32" if args.cpu else "bfloat16"
     out = Path(args.out)
@@ -290,9 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {"environment": environment(device), "command": " ".join(sys.argv)}
     print(f"[gpu] {json.dumps(results['environment'])}", flush=True)
-    section(results, "cfr", lambda: cfr(device, 5 if args.cpu else 200), out)
-    section(results, "ppo", lambda: ppo(device, 2 if args.cpu else 8, 32 if args.cpu else 256, work), out)
-    section(results, "torch_face", lambda: torch_face(device, args.cpu), out)
+    def measure(name: str, fn: Callable[[], dict[str, Any]]) -> None:
+        if name in chosen:
+            section(results, name, fn, out)
+
+    measure("cfr", lambda: cfr(device, 5 if args.cpu else 200))
+    measure("ppo", lambda: ppo(device, 2 if args.cpu else 8, 32 if args.cpu else 256, work))
+    measure("torch_face", lambda: torch_face(device, args.cpu))
     model = str(work / "base")
 
     def build() -> dict[str, Any]:
@@ -302,11 +338,12 @@ def main(argv: list[str] | None = None) -> int:
         build_tiny_model(model, arch="qwen2", params=params, tokenizer="bpe", dtype=dtype)
         return json.loads((Path(model) / "arena_tiny_model.json").read_text())
 
-    section(results, "model", build, out)
+    if {"llm_league", "mismatch"} & set(chosen):  # both need the model
+        section(results, "model", build, out)
     batch = 8 if args.cpu else 256
     repeats = 1 if args.cpu else 3
-    section(results, "llm_league", lambda: llm_league(model, device, dtype, args.k, batch, repeats), out)
-    section(results, "mismatch", lambda: mismatch(model, device, "bfloat16", batch), out)
+    measure("llm_league", lambda: llm_league(model, device, dtype, args.k, batch, repeats))
+    measure("mismatch", lambda: mismatch(model, device, "bfloat16", batch))
     failed = [k for k, v in results.items() if isinstance(v, dict) and "error" in v]
     print(f"[gpu] wrote {out / 'gpu_results.json'} and gpu_results.md; failed sections: {failed or 'none'}")
     return 1 if failed else 0
