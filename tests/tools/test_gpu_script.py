@@ -65,7 +65,9 @@ def test_sync_sites_name_the_line_that_synchronised(monkeypatch):
     def sync_twice():
         for _ in range(2):
             warnings.warn("called a synchronizing CUDA operation")
-        warnings.warn("Synchronization debug mode is a prototype feature and does not yet detect all synchronizing operations")
+        warnings.warn(
+            "Synchronization debug mode is a prototype feature and does not yet detect all synchronizing operations"
+        )
         warnings.warn("an unrelated warning")
         return 7
 

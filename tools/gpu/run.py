@@ -37,7 +37,6 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-
 SECTIONS = ("cfr", "ppo", "torch_face", "llm_league", "mismatch")
 
 
@@ -322,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {"environment": environment(device), "command": " ".join(sys.argv)}
     print(f"[gpu] {json.dumps(results['environment'])}", flush=True)
+
     def measure(name: str, fn: Callable[[], dict[str, Any]]) -> None:
         if name in chosen:
             section(results, name, fn, out)
