@@ -50,12 +50,23 @@ one is what snapshots save, and on tree games its exploitability is reported eve
   reservoir of ``average_buffer`` decisions, a uniform sample of all iterations so far, and the
   kept weights take ``average_steps`` maximum-likelihood steps on minibatches of
   ``average_batch`` from it (their own Adam, ``average_lr``; the kept model starts as pi_1).
+- ``mixture``: the mixture (1/T) Σ_t pi_t kept exactly (:mod:`.mixture`): every ``mixture_every``
+  iterations a snapshot of the trainable weights (an adapter learner's adapter), all of them or
+  a seeded reservoir sample of ``mixture_size``. SPPO's guarantee (arXiv 2405.00675) is the
+  no-regret one — the average iterate's distance to the winner is bounded by the average
+  regret — and this is that average with no distillation noise. Its exact probabilities average
+  the members' (reach-weighted on a tree), the kept agent (:meth:`SPPO.kept_agent`) plays one
+  member per game, and a snapshot directory holds the last iterate with the members beside it
+  in ``mixture/`` (no single set of weights is the mixture).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from typing import Any, Sequence
+import json
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -83,6 +94,8 @@ class SPPO(LLMTrainer):
         "average_batch": 64,
         "average_buffer": 4096,
         "average_lr": None,
+        "mixture_every": 1,
+        "mixture_size": 0,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -115,6 +128,11 @@ class SPPO(LLMTrainer):
             self.keep()  # the distilled average starts as pi_1
             self.reservoir = Reservoir(int(self.p["average_buffer"]), derive_seed(int(self.p["seed"]), "sppo-avg"))
             self.average_optimizer: Any = None
+        if self.average == "mixture":
+            from .mixture import SnapshotMixture
+
+            seed = derive_seed(int(self.p["seed"]), "sppo-mixture")
+            self.mixture = SnapshotMixture(self.p["mixture_every"], self.p["mixture_size"], seed)
 
     def _candidates(self, obs: Any, rng: np.random.Generator) -> list[int]:
         k = int(self.p["candidates"])
@@ -232,6 +250,10 @@ class SPPO(LLMTrainer):
         if self.average == "weights":
             self.keep()
             return {}
+        if self.average == "mixture":
+            if self.mixture.due(self.updates):
+                self.mixture.add(self._params(), self.updates)
+            return {"sppo/mixture_members": float(len(self.mixture.snapshots))}
         if self.average != "policy":
             return {}
         from .tokens import learner_decisions
@@ -289,8 +311,66 @@ class SPPO(LLMTrainer):
         if self.model.base is not None:
             self.model.base.changed()  # an adapter's grouped stacks hold the weights just swapped out
 
+    def kept_size(self) -> int:
+        """How many members the kept policy mixes (1 for a kept set of weights or none)."""
+        if self.average == "mixture":
+            return max(1, len(self.mixture.snapshots))
+        return 1
+
+    @contextlib.contextmanager
+    def kept_member(self, k: int) -> Iterator[None]:
+        """Member ``k`` of the kept policy in the live weights for the block; the last iterate
+        comes back after. Before any snapshot (or without ``average``) the member is the live one."""
+        if self.average == "mixture" and self.mixture.snapshots:
+            live = {n: p.detach().clone() for n, p in self._params().items()}
+            self._load(self.mixture.snapshots[k])
+            try:
+                yield
+            finally:
+                self._load(live)
+            return
+        if self.kept is None:
+            yield
+            return
+        self._swap()
+        try:
+            yield
+        finally:
+            self._swap()
+
+    def _load(self, weights: dict[str, Any]) -> None:
+        import torch
+
+        with torch.no_grad():
+            for n, p in self._params().items():
+                p.copy_(weights[n])
+        if self.model.base is not None:
+            self.model.base.changed()
+
+    def kept_mean(self, measure: Callable[[], Any]) -> np.ndarray:
+        """``measure()`` under each member of the kept policy, averaged: the kept policy's exact
+        value of anything linear in its play (one decision's action or answer probabilities)."""
+        values = []
+        for k in range(self.kept_size()):
+            with self.kept_member(k):
+                values.append(np.asarray(measure(), dtype=float))
+        return np.mean(values, axis=0)
+
+    def kept_agent(self) -> Any:
+        """The kept policy as an agent: one member per game, drawn from the game's stream."""
+        from .mixture import KeptAgent
+
+        return KeptAgent(self)
+
     def save_kept(self, directory: Any) -> None:
-        """Snapshots hold the kept iterate (the agent keeps sampling from the last one)."""
+        """Snapshots hold the kept iterate (the agent keeps sampling from the last one). A kept
+        mixture is no single set of weights: the directory holds the last iterate, and
+        ``mixture/`` its members (``member-NNNN``, as the agent saves itself) and
+        ``mixture.json`` (their iterations and equal weights)."""
+        if self.average == "mixture":
+            self._save_last(directory)
+            self._save_mixture(Path(directory) / "mixture")
+            return
         if self.kept is None:
             self._save_last(directory)
             return
@@ -300,20 +380,39 @@ class SPPO(LLMTrainer):
         finally:
             self._swap()
 
-    def _exploitability(self, kept: bool) -> float:
-        from arena.exact.exploitability import exploitability
+    def _save_mixture(self, root: Path) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        members = []
+        for k in range(len(self.mixture.snapshots)):
+            with self.kept_member(k):
+                self._save_last(root / f"member-{k:04d}")
+            members.append({"path": f"member-{k:04d}", "iteration": self.mixture.iterations[k]})
+        n = max(1, len(members))
+        manifest = {"members": members, "weights": [1.0 / n] * len(members), "snapshots_taken": self.mixture.seen}
+        (root / "mixture.json").write_text(json.dumps(manifest, indent=2))
 
-        if kept:
-            self._swap()
-        try:
+    def _exploitability(self, kept: bool) -> float:
+        """The last iterate's exploitability, or the kept policy's: its members' behaviour
+        policies mixed per game (reach-weighted, :func:`.mixture.behaviour_mixture`)."""
+        from arena.exact.exploitability import exploitability, policy_array
+        from arena.exact.tree import get_tree
+
+        from .mixture import behaviour_mixture
+
+        if not kept:
             return float(exploitability(self.game, self.agent))
-        finally:
-            if kept:
-                self._swap()
+        tree = get_tree(self.game)
+        sigmas = []
+        for k in range(self.kept_size()):
+            with self.kept_member(k):
+                sigmas.append(policy_array(self.game, self.agent, tree))
+        return float(exploitability(self.game, behaviour_mixture(tree, sigmas), tree))
 
     def extra_state(self) -> dict[str, Any]:
         judge = self.judge.state_dict() if self.judge is not None else {}  # a noisy judge's draws resume too
         out = {"kept": dict(self.kept) if self.kept is not None else {}, "kept_count": self.kept_count, "judge": judge}
+        if self.average == "mixture":
+            out["mixture"] = self.mixture.state()
         if self.average == "policy":
             opt = self.average_optimizer.state_dict() if self.average_optimizer is not None else None
             reservoir = self.reservoir.state()
@@ -325,6 +424,8 @@ class SPPO(LLMTrainer):
         kept = state.get("kept") or {}
         self.kept = {k: v.clone() for k, v in kept.items()} if kept else None
         self.kept_count = int(state.get("kept_count", 0))
+        if self.average == "mixture" and state.get("mixture"):
+            self.mixture.load(state["mixture"])
         if self.average == "policy" and state.get("average"):
             from .tokens import Decision
 
@@ -436,14 +537,14 @@ class SPPO(LLMTrainer):
 
 
 def average_kind(value: Any) -> str:
-    """``average``'s kind: '' (none), 'weights' or 'policy'; one clear error otherwise."""
+    """``average``'s kind: '' (none), 'weights', 'policy' or 'mixture'; one clear error otherwise."""
     if value is None or value is False or value in ("false", "none"):
         return ""
     if value is True or value in ("true", "weights"):
         return "weights"
-    if value == "policy":
-        return "policy"
-    raise ArenaError(f"trainer 'sppo': average must be false, weights (true) or policy, got {value!r}")
+    if value in ("policy", "mixture"):
+        return str(value)
+    raise ArenaError(f"trainer 'sppo': average must be false, weights (true), policy or mixture, got {value!r}")
 
 
 class Reservoir:
