@@ -166,3 +166,25 @@ def test_sppo_with_a_kept_mixture_passes_the_trainer_kit():
     llm = {**LLM, "model": str(tiny_model_dir())}
     params = {"judge": "preference:sample=true", "samples": 2, "average": "mixture", "mixture_size": 2}
     check_trainer("sppo", GAME, [llm], params=params, games=2)
+
+
+def test_on_a_tree_the_kept_exploitability_is_the_reach_weighted_mixture_of_the_iterates():
+    """Kuhn poker, scored: after one iteration the kept policy is that iterate; after two, its
+    exploitability is the mixture of the two iterates' policies read off the live agent."""
+    from arena.exact.exploitability import exploitability, policy_array
+    from arena.exact.tree import get_tree
+    from arena.plugins.trainers.llm.mixture import behaviour_mixture
+
+    game = arena.load_game("kuhn_poker")
+    agent = load_agent({"name": "llm", "model": str(tiny_model_dir()), "mode": "scored"}, game)
+    make = get_registry().get("trainer", "sppo").factory
+    sppo = make(game, [agent], epochs=2, rollouts=1, lr=0.05, average="mixture", torch_threads=1, seed=0)
+    tree, sigmas, metrics = get_tree(game), [], []
+    for k in range(2):
+        metrics.append(sppo.update([r.trajectory for r in play_games(game, [agent, agent], 8, seed=k, record=True)]))
+        sigmas.append(policy_array(game, agent, tree))
+    assert metrics[0]["sppo/kept_exploitability"] == pytest.approx(metrics[0]["sppo/last_exploitability"])
+    assert not np.allclose(sigmas[0], sigmas[1])
+    want = exploitability(game, behaviour_mixture(tree, sigmas), tree)
+    assert metrics[1]["sppo/kept_exploitability"] == pytest.approx(want, abs=1e-9)
+    assert metrics[1]["sppo/last_exploitability"] == pytest.approx(exploitability(game, sigmas[1], tree), abs=1e-9)
