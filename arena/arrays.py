@@ -72,13 +72,22 @@ def cdf_pick(u: np.ndarray, probs: Sequence[float]) -> np.ndarray:
     for p in probs:
         acc += p
         edges.append(acc)
-    k = (u[:, None] >= np.asarray(edges)[None, :]).sum(axis=1)
+    k = np.searchsorted(np.asarray(edges), u, side="right")  # how many edges are <= u
     return np.minimum(k, len(edges) - 1)
 
 
 def kth_true(mask: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Column of the ``k``-th (0-based) True in each row of ``mask``."""
-    return (mask.cumsum(axis=1) <= k[:, None]).sum(axis=1)
+    """Column of the ``k``-th (0-based) True in each row of ``mask``: the number of columns whose
+    running count of Trues is still <= k. Narrow masks (legal actions, a deck) run column by
+    column, 3-7x faster than a cumsum along rows."""
+    if mask.shape[1] > 64:
+        return (mask.cumsum(axis=1) <= k[:, None]).sum(axis=1)
+    seen = np.zeros(len(k), dtype=np.int64)
+    out = np.zeros(len(k), dtype=np.int64)
+    for column in mask.T:
+        seen += column
+        out += seen <= k
+    return out
 
 
 def pick_uniform(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -156,6 +165,15 @@ class ArrayGames:
         (a face with :attr:`ArrayFace.records`)."""
         raise NotImplementedError
 
+    def state_at(self, row: int, game: Any) -> Any:
+        """Game ``row`` as a ``State`` of ``game`` as it stands, for the runner to render a
+        recorded decision (a face with :attr:`ArrayFace.records`): :meth:`history` replayed into a
+        new state, unless a face builds it from its arrays (a game with hidden randomness)."""
+        state = game.new_initial_state()
+        for a in self.history(row):
+            state.apply_action(a)
+        return state
+
 
 class HistoryGames(ArrayGames):
     """Games that keep every action as a row of ``hist`` (``hlen[b]`` used) and their returns in
@@ -178,8 +196,8 @@ class ArrayFace:
     num_players: int
     num_actions: int
     records: bool = False
-    """Whether the runner may record trajectories on the face: :meth:`ArrayGames.history`
-    replays a game into a ``State``, and :meth:`ArrayGames.returns` is ``State.returns`` during
+    """Whether the runner may record trajectories on the face: :meth:`ArrayGames.state_at`
+    gives a game's ``State`` (by default its :meth:`ArrayGames.history` replayed), and :meth:`ArrayGames.returns` is ``State.returns`` during
     play too (a step's reward is the change in its player's return)."""
     tabled: bool = True
     """True: info states are numbered (:meth:`ArrayGames.info_states`) and their keys and tensors
