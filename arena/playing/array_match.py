@@ -312,6 +312,14 @@ _VIEWS: "weakref.WeakKeyDictionary[ArrayFace, dict[tuple[Any, int], tuple[dict[s
 """Per face: a recorded observation's cached values (``Observation.freeze``) per (info state, player)."""
 
 
+def _face_tensors(games: ArrayGames, rows: np.ndarray, player: int | None) -> np.ndarray | None:
+    """The rows' observation tensors from a face without tables, or ``None`` if it has none."""
+    try:
+        return np.asarray(games.observations(rows, player), dtype=np.float32)
+    except NotImplementedError:
+        return None
+
+
 class _Recorder:
     """The ``State`` path's trajectories and transcripts (``arena.playing.match._record``), kept
     on the face: one :class:`~arena.trainer.Step` per legal decision, its observation's renderings
@@ -344,9 +352,10 @@ class _Recorder:
         games = self.games
         tabled = games.face.tabled  # without tables: keys, each view worked out and not kept
         states = games.info_states(rows, player).tolist() if tabled else games.info_state_keys(rows, player)
+        tensors = None if tabled else _face_tensors(games, rows, player)
         name, views, streams = self.game.spec.full_name, self.views, self.streams
         for j, (b, p, a, s, ret) in enumerate(zip(rows.tolist(), who.tolist(), actions.tolist(), states, returns)):
-            view, labels = views.get((s, p)) or self._view(b, p, s, tabled)
+            view, labels = views.get((s, p)) or self._view(b, p, s, tabled, None if tensors is None else tensors[j])
             stream = streams[b]
             if stream is None:
                 stream = streams[b] = GameRandom(self.seed, int(self.idx[b]))
@@ -366,13 +375,19 @@ class _Recorder:
                 steps.append(Step(p, obs, a, None, 0.0, {}))
             last[p] = (len(steps) - 1, ret[p])
 
-    def _view(self, b: int, p: int, s: Any, keep: bool) -> tuple[dict[str, Any], dict[int, str]]:
+    def _view(
+        self, b: int, p: int, s: Any, keep: bool, tensor: np.ndarray | None = None
+    ) -> tuple[dict[str, Any], dict[int, str]]:
         """What ``Observation.freeze`` keeps of info state ``s`` (and each legal action's label),
-        from game ``b`` replayed to it."""
-        state = self.game.new_initial_state()
-        for a in self.games.history(b):
-            state.apply_action(a)
-        view = dict(Observation(state, p, None, self.game.spec.full_name).freeze().__dict__)
+        from game ``b``'s ``State`` (:meth:`~arena.arrays.ArrayGames.state_at`). A face without
+        tables gives the key ``s`` and the ``tensor`` from its arrays, as the state would."""
+        state = self.games.state_at(b, self.game)
+        obs = Observation(state, p, None, self.game.spec.full_name)
+        if not keep:
+            obs.__dict__["info_state"] = s
+            if tensor is not None:
+                obs.__dict__["tensor"] = tensor
+        view = dict(obs.freeze().__dict__)
         if isinstance(view.get("tensor"), np.ndarray):
             view["tensor"].setflags(write=False)  # one array for every step at this info state
         out = (view, dict(zip(view["legal_actions"], view["action_labels"])))

@@ -197,6 +197,17 @@ class CoinGame(RoundGame):
     def new_initial_state(self, seed: int | None = None) -> CoinState:
         return CoinState(self, seed)
 
+    def array_face(self) -> Any:
+        """B games as numpy arrays (:mod:`arena.games.social.coin_arrays`), for the runner's array
+        path; ``None`` (the ``State`` path) if this numpy's ``default_rng`` draws other values
+        than the face's copy of it (:func:`~arena.games.social.pcg64_arrays.matches_numpy`)."""
+        if getattr(self, "_face", None) is None:
+            from .coin_arrays import CoinFace
+            from .pcg64_arrays import matches_numpy
+
+            self._face = CoinFace(self) if matches_numpy() else False
+        return self._face or None
+
     def scripted_kinds(self) -> tuple[str, ...]:
         return ("always_cooperate", "always_defect", "take_every_coin")
 
