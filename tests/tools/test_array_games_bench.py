@@ -67,3 +67,20 @@ def test_torch_face_plays_the_numpy_faces_games():
         if torch.cuda.is_available():
             pytest.skip("this machine has CUDA")
         array_games.torch_face("cuda", 10, 10)
+
+
+def test_the_coin_game_is_timed_on_both_faces_without_a_pyspiel_loop():
+    """arena's own simultaneous game: the face loop draws seat by seat, and OpenSpiel's unrelated
+    ``coin_game`` is not timed as its baseline."""
+    import argparse
+
+    assert array_games.pyspiel_twin("coin_game") is None
+    assert array_games.pyspiel_twin("openspiel:connect_four") == "connect_four"
+    assert array_games.face_loop("coin_game(memory=2)", 300, 64) > 0
+    parser = argparse.ArgumentParser()
+    array_games.add_arguments(parser)
+    args = parser.parse_args("--games 300 --state-games 100 --batch 64 --repeats 1".split())
+    out = array_games.measure("coin_game", args)
+    assert out["array_face_games_per_second"] > 0 and out["state_runner_games_per_second"] > 0
+    assert out["face_vs_state_runner"] > 0 and out["pyspiel_loop"].startswith("none")
+    assert not any("pyspiel_loop_games" in k or k.endswith("vs_pyspiel") for k in out)

@@ -1,6 +1,7 @@
 """``arena bench array-games``: random games/s on the array face (:mod:`arena.arrays`) against
 today's ``State`` runner and a plain ``pyspiel`` loop, Kuhn poker and Leduc hold'em by default
-(``--game-names``: any games with a face, ``openspiel:`` ones timed in ``pyspiel`` by OpenSpiel's name), in one run.
+(``--game-names``: any games with a face, ``openspiel:`` ones timed in ``pyspiel`` by OpenSpiel's name;
+arena's own games, the Coin Game and the iterated matrix games, without the pyspiel loop), in one run.
 
 Four ways to play the same random games: the face stepped directly (random decisions from the
 games' streams, no per-game output: the speed limit of the face in this process), the match
@@ -31,23 +32,44 @@ import numpy as np
 from arena.arrays import ArrayRandom, pick_uniform
 from arena.cli_api import Benchmark
 from arena.errors import ArenaError
+from arena.game import SIMULTANEOUS
 from arena.hookspecs import hookimpl
 from arena.tools.bench.match import pyspiel_random_loop
 
 
 def face_loop(game_name: str, games: int, batch: int, seed: int = 0) -> float:
-    """Seconds for ``games`` random games stepped on the face in batches of ``batch``."""
+    """Seconds for ``games`` random games stepped on the face in batches of ``batch``; at a
+    simultaneous node the players draw seat by seat, as the runner asks them."""
     import arena
 
-    face = arena.load_game(game_name).array_face()
+    game = arena.load_game(game_name)
+    face, n = game.array_face(), game.spec.num_players
     start = time.perf_counter()
     for first in range(0, games, batch):
         rng = ArrayRandom(seed, range(first, min(games, first + batch)))
         g = face.reset(rng)
-        while (live := np.flatnonzero(g.player >= 0)).size:
-            g.step(live, pick_uniform(g.legal_mask(live), rng.uniform(live)))
+        while True:
+            turn, joint = np.flatnonzero(g.player >= 0), np.flatnonzero(g.player == SIMULTANEOUS)
+            if not turn.size and not joint.size:
+                break
+            if turn.size:
+                g.step(turn, pick_uniform(g.legal_mask(turn), rng.uniform(turn)))
+            if joint.size:
+                moves = [pick_uniform(g.legal_mask(joint, p), rng.uniform(joint)) for p in range(n)]
+                g.step(joint, np.stack(moves, axis=1))
         g.returns()
     return time.perf_counter() - start
+
+
+def pyspiel_twin(game_name: str) -> str | None:
+    """OpenSpiel's name for the game arena plays through the OpenSpiel adapter (``kuhn_poker``,
+    ``openspiel:connect_four``), or ``None`` for arena's own games (the Coin Game, the iterated
+    matrix games): those have no pyspiel loop to time."""
+    import arena
+
+    if getattr(arena.load_game(game_name), "pyspiel_game", None) is None:
+        return None
+    return game_name.removeprefix("openspiel:")
 
 
 TORCH_FACES = ("kuhn_poker", "leduc_poker")
@@ -55,18 +77,26 @@ TORCH_FACES = ("kuhn_poker", "leduc_poker")
 
 
 def torch_face(
-    device: str, games: int, batch: int, policy: str = "random", seed: int = 0, game_name: str = "kuhn_poker"
+    device: str,
+    games: int,
+    batch: int,
+    policy: str = "random",
+    seed: int = 0,
+    game_name: str = "kuhn_poker",
+    compiled: bool = False,
 ) -> tuple[float, list[float]]:
     """Seconds for ``games`` games of ``game_name`` (two-player Kuhn poker or Leduc hold'em) as
     torch tensors on ``device`` in batches of ``batch``, every seat ``policy`` (``random``, or ``mlp``: the neural agent's default network,
     hidden 64, 2 layers, seed 0), nothing leaving the device until the end; and each seat's
-    returns summed over the games (a checksum to compare devices)."""
+    returns summed over the games (a checksum to compare devices). ``compiled``: the rollout
+    ``torch.compile``-d (:func:`~arena.games.card_torch.compiled_rollout`), compiled in the
+    warm-up, outside the timing."""
     try:
         import torch
     except ImportError:
         raise ArenaError("--torch-device: the torch face needs torch: pip install 'arena-rl[torch]'") from None
     import arena
-    from arena.games.card_torch import KuhnTorch, LeducTorch, TorchRandom, rollout
+    from arena.games.card_torch import KuhnTorch, LeducTorch, TorchRandom, compiled_rollout, rollout
 
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ArenaError(f"--torch-device: {device!r} requested but CUDA is not available")
@@ -80,16 +110,21 @@ def torch_face(
         net = getattr(arena.load_agent("neural", arena.load_game(game_name), device=device, seed=0), "net").actor
     sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     with torch.no_grad():
-        rollout(game, [net, net], TorchRandom(seed, range(min(batch, games)), device))  # warm-up: kernels
+        play = compiled_rollout(game, [net, net]) if compiled else partial(rollout, game, [net, net])
+        play(TorchRandom(seed, range(batch), device))  # warm-up: kernels (and compiling)
         sync()
         total = torch.zeros(2, dtype=torch.float64, device=game.device)
         start = time.perf_counter()
-        for first in range(0, games, batch):
-            ret = rollout(game, [net, net], TorchRandom(seed, range(first, min(games, first + batch)), device))[0]
-            total += ret.sum(0)
+        for first in range(0, games, batch):  # whole batches only: a compiled rollout has one batch size
+            total += play(TorchRandom(seed, range(first, first + batch), device))[0].sum(0)
         sync()
         seconds = time.perf_counter() - start
     return seconds, total.tolist()
+
+
+def games_in_batches(args: argparse.Namespace) -> int:
+    """The games the torch face plays: ``--games`` rounded up to whole ``--torch-batch``es."""
+    return -(-args.games // args.torch_batch) * args.torch_batch
 
 
 def runner(game_name: str, games: int, array: bool, seed: int = 0, record: bool = False) -> tuple[float, list[Any]]:
@@ -146,19 +181,26 @@ def measure(game_name: str, args: argparse.Namespace) -> dict[str, Any]:
     same = min(len(array_runs[0][1]), len(state_runs[0][1]))
     if array_runs[0][1][:same] != state_runs[0][1][:same]:
         raise AssertionError(f"{game_name}: the runner's two paths disagree on the same games")
-    pyspiel_name = game_name.removeprefix("openspiel:")  # the adapter's games: OpenSpiel's own name
-    t_py = min(pyspiel_random_loop(pyspiel_name, args.baseline_games, seed=r) for r in reps)
     gps = {
         "array_face": args.games / t_face,
         "array_runner": args.games / min(t for t, _ in array_runs),
         "state_runner": args.state_games / min(t for t, _ in state_runs),
-        "pyspiel_loop": args.baseline_games / t_py,
     }
+    pyspiel_name = pyspiel_twin(game_name)
+    if pyspiel_name is not None:
+        gps["pyspiel_loop"] = args.baseline_games / min(
+            pyspiel_random_loop(pyspiel_name, args.baseline_games, seed=r) for r in reps
+        )
     out: dict[str, Any] = {f"{k}_games_per_second": round(v, 1) for k, v in gps.items()}
-    out["face_vs_pyspiel"] = round(gps["array_face"] / gps["pyspiel_loop"], 2)
-    out["array_runner_vs_pyspiel"] = round(gps["array_runner"] / gps["pyspiel_loop"], 2)
+    if pyspiel_name is None:
+        out["pyspiel_loop"] = "none: arena's own game, not OpenSpiel's"
+    else:
+        out["face_vs_pyspiel"] = round(gps["array_face"] / gps["pyspiel_loop"], 2)
+        out["array_runner_vs_pyspiel"] = round(gps["array_runner"] / gps["pyspiel_loop"], 2)
     out["array_runner_vs_state_runner"] = round(gps["array_runner"] / gps["state_runner"], 2)
-    out["state_runner_vs_pyspiel"] = round(gps["state_runner"] / gps["pyspiel_loop"], 2)
+    out["face_vs_state_runner"] = round(gps["array_face"] / gps["state_runner"], 2)
+    if pyspiel_name is not None:
+        out["state_runner_vs_pyspiel"] = round(gps["state_runner"] / gps["pyspiel_loop"], 2)
     if args.pgx_python:
         gps_pgx = pgx(args.pgx_python, game_name, args.games, args.batch, args.repeats)
         out["pgx_games_per_second"] = round(gps_pgx, 1)
@@ -178,7 +220,8 @@ def measure(game_name: str, args: argparse.Namespace) -> dict[str, Any]:
         t_st = min(process(game_name, args.process_games, False) for _ in reps)
         out["process_array_games_per_second"] = round(args.process_games / t_arr, 1)
         out["process_state_games_per_second"] = round(args.process_games / t_st, 1)
-        out["process_array_vs_pyspiel"] = round(args.process_games / t_arr / gps["pyspiel_loop"], 2)
+        if pyspiel_name is not None:
+            out["process_array_vs_pyspiel"] = round(args.process_games / t_arr / gps["pyspiel_loop"], 2)
     return out
 
 
@@ -201,9 +244,14 @@ def run(args: argparse.Namespace) -> dict:
         out["torch_face_batch"] = args.torch_batch
         for name in [g for g in args.game_names.split(",") if g in TORCH_FACES]:
             for policy in ("random", "mlp"):
-                reps = range(args.repeats)
-                t = min(torch_face(args.torch_device, args.games, args.torch_batch, policy, r, name)[0] for r in reps)
-                out[f"{name}_torch_face_{policy}_games_per_second"] = round(args.games / t, 1)
+                for compiled in (False, True) if args.torch_compile else (False,):
+                    reps = range(args.repeats)
+                    t = min(
+                        torch_face(args.torch_device, args.games, args.torch_batch, policy, r, name, compiled)[0]
+                        for r in reps
+                    )
+                    kind = "torch_face_compiled" if compiled else "torch_face"
+                    out[f"{name}_{kind}_{policy}_games_per_second"] = round(games_in_batches(args) / t, 1)
     if args.ppo_league_seeds:
         from arena.tools.bench.ppo_league import QUICKSTART, ppo_league
 
@@ -215,7 +263,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--game-names",
         default="kuhn_poker,leduc_poker",
-        help="comma-separated games with an array face (e.g. liars_dice,openspiel:tic_tac_toe,openspiel:connect_four)",
+        help="comma-separated games with an array face (e.g. liars_dice,openspiel:tic_tac_toe,coin_game); "
+        "arena's own games (coin_game, ipd) have no pyspiel loop",
     )
     p.add_argument("--games", type=int, default=200_000, help="games on the array face and the array path")
     p.add_argument("--state-games", type=int, default=50_000, help="games on the State path")
@@ -226,6 +275,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pgx-python", default="", help="also time PGX with this interpreter (it needs pgx and jax)")
     p.add_argument("--torch-device", default="cpu", help="also Kuhn/Leduc as torch tensors on this device ('' to skip)")
     p.add_argument("--torch-batch", type=int, default=4096, help="games in flight on the torch face")
+    p.add_argument(
+        "--torch-compile", action="store_true", help="also the torch face's rollout torch.compile-d (compiles first)"
+    )
     p.add_argument("--repeats", type=int, default=3, help="best of N timings")
     p.add_argument(
         "--ppo-league-seeds", type=int, default=0, help="also the quickstart's PPO league, N seeds, both paths"
