@@ -137,3 +137,20 @@ def test_a_learner_against_random_seats_and_bad_policies():
         rollout(KuhnTorch(2), ["random", "greedy"], TorchRandom(0, range(4)))
     with pytest.raises(ArenaError, match="players"):
         KuhnTorch(1)
+
+
+@pytest.mark.slow
+def test_a_compiled_rollout_plays_the_eager_rollouts_games():
+    """torch.compile fuses the rollout (int64 wrap-around, float64 uniforms and all) without
+    changing a single game: actions, returns and an MLP seat's log-probs."""
+    from arena.games.card_torch import compiled_rollout
+
+    game = KuhnTorch(2)
+    net = torch.nn.Sequential(torch.nn.Linear(game.obs_width, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+    with torch.no_grad():
+        fast = compiled_rollout(game, [net, "random"])
+        for first in (0, 512):  # a second batch of other games reuses the compiled code
+            want = rollout(game, [net, "random"], TorchRandom(3, range(first, first + 512)))
+            got = fast(TorchRandom(3, range(first, first + 512)))
+            assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+            assert torch.allclose(got[2], want[2], atol=1e-6)

@@ -53,7 +53,9 @@ def test_torch_face_plays_the_numpy_faces_games():
 
     for name in array_games.TORCH_FACES:
         t, total = array_games.torch_face("cpu", 3000, 1024, "random", 2, name)
-        g = arena.load_game(name).array_face().reset(ArrayRandom(2, range(3000)))
+        played = array_games.games_in_batches(3000, 1024)  # whole batches: 3,072 games
+        assert played == 3072 and array_games.games_in_batches(500, 4096) == 500
+        g = arena.load_game(name).array_face().reset(ArrayRandom(2, range(played)))
         while (live := np.flatnonzero(g.player >= 0)).size:
             g.step(live, pick_uniform(g.legal_mask(live), g.rng.uniform(live)))
         assert t > 0 and total == g.returns().sum(0).tolist() and total[0] != 0

@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -88,7 +89,8 @@ def torch_face(
     """Seconds for ``games`` games of ``game_name`` (two-player Kuhn poker or Leduc hold'em) as
     torch tensors on ``device`` in batches of ``batch``, every seat ``policy`` (``random``, or ``mlp``: the neural agent's default network,
     hidden 64, 2 layers, seed 0), nothing leaving the device until the end; and each seat's
-    returns summed over the games (a checksum to compare devices). ``compiled``: the rollout
+    returns summed over the games (a checksum to compare devices). It plays whole batches
+    (:func:`games_in_batches`). ``compiled``: the rollout
     ``torch.compile``-d (:func:`~arena.games.card_torch.compiled_rollout`), compiled in the
     warm-up, outside the timing."""
     try:
@@ -109,6 +111,7 @@ def torch_face(
     if policy == "mlp":
         net = getattr(arena.load_agent("neural", arena.load_game(game_name), device=device, seed=0), "net").actor
     sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    batch = min(batch, games)
     with torch.no_grad():
         play = compiled_rollout(game, [net, net]) if compiled else partial(rollout, game, [net, net])
         play(TorchRandom(seed, range(batch), device))  # warm-up: kernels (and compiling)
@@ -122,9 +125,10 @@ def torch_face(
     return seconds, total.tolist()
 
 
-def games_in_batches(args: argparse.Namespace) -> int:
-    """The games the torch face plays: ``--games`` rounded up to whole ``--torch-batch``es."""
-    return -(-args.games // args.torch_batch) * args.torch_batch
+def games_in_batches(games: int, batch: int) -> int:
+    """The games :func:`torch_face` plays: ``games`` rounded up to whole batches of ``min(batch, games)``."""
+    batch = min(batch, games)
+    return -(-games // batch) * batch
 
 
 def runner(game_name: str, games: int, array: bool, seed: int = 0, record: bool = False) -> tuple[float, list[Any]]:
@@ -251,7 +255,9 @@ def run(args: argparse.Namespace) -> dict:
                         for r in reps
                     )
                     kind = "torch_face_compiled" if compiled else "torch_face"
-                    out[f"{name}_{kind}_{policy}_games_per_second"] = round(games_in_batches(args) / t, 1)
+                    out[f"{name}_{kind}_{policy}_games_per_second"] = round(
+                        games_in_batches(args.games, args.torch_batch) / t, 1
+                    )
     if args.ppo_league_seeds:
         from arena.tools.bench.ppo_league import QUICKSTART, ppo_league
 

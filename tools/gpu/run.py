@@ -132,7 +132,7 @@ def torch_face(device: str, small: bool) -> dict[str, Any]:
     if device.startswith("cuda") and not torch.cuda.is_available():
         return {"skipped": "no CUDA device (torch.cuda.is_available() is False): not measured"}
     torch.set_num_threads(1)
-    cpu_games, games = (2_000, 4_000) if small else (100_000, 1 << 21)
+    cpu_games, games = (2_048, 4_096) if small else (98_304, 1 << 21)  # whole batches of 4,096 (or 256, 1,024)
     batches = [256, 1024] if small else [4096, 65536, 262144]
     out: dict[str, Any] = {"cpu_games": cpu_games, "games": games, "torch_threads": 1}
     for name in TORCH_FACES:
