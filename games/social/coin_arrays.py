@@ -101,22 +101,31 @@ class CoinGames(ArrayGames):
         """``actions``: ``[R, 2]`` joint moves; then the respawns and any stopping chance."""
         n, game = self.face.size, self.face.game
         actions = np.asarray(actions, dtype=np.int64)
-        pos = self.pos[rows]
+        whole = len(rows) == len(self.player) > 0 and bool((np.diff(rows) == 1).all()) and rows[0] == 0
+        at: Any = slice(None) if whole else rows  # every game, in order (no discount): views, not copies
+        pos = self.pos[at]
         pos[:, :, 0] = (pos[:, :, 0] + _DR[actions]) % n
         pos[:, :, 1] = (pos[:, :, 1] + _DC[actions]) % n
-        self.pos[rows] = pos
-        r = self.rounds[rows]
+        if not whole:
+            self.pos[rows] = pos
+        r = self.rounds[at]
         self.moves[rows, r] = actions
-        colour = self.colour[rows]
-        at = (pos == self.coin[rows][:, None, :]).all(axis=2)  # [R, 2]: on the coin
-        self.taken[rows, r] = np.where(at, colour[:, None], -1)
-        own = at & (np.arange(2)[None, :] == colour[:, None])
-        rewards = at.astype(np.float64)
-        rewards[np.arange(len(rows)), colour] -= 2.0 * (at & ~own).sum(axis=1)
-        self.totals[rows] += rewards
-        self.picks[rows, :, 0] += own
-        self.picks[rows, :, 1] += at & ~own
-        took = at.any(axis=1)
+        colour, coin = self.colour[at], self.coin[at]
+        on = (pos[:, :, 0] == coin[:, None, 0]) & (pos[:, :, 1] == coin[:, None, 1])  # [R, 2]: on the coin
+        self.taken[rows, r] = np.where(on, colour[:, None], -1)
+        red = colour == 0
+        grabs = [on[:, 0] & ~red, on[:, 1] & red]  # each player took the other's coin
+        totals = self.totals[at]
+        totals[:, 0] += on[:, 0] - 2.0 * grabs[1]  # +1 per coin; -2 when the other takes mine
+        totals[:, 1] += on[:, 1] - 2.0 * grabs[0]
+        picks = self.picks[at]
+        picks[:, 0, 0] += on[:, 0] & red
+        picks[:, 1, 0] += on[:, 1] & ~red
+        picks[:, 0, 1] += grabs[0]
+        picks[:, 1, 1] += grabs[1]
+        if not whole:
+            self.totals[rows], self.picks[rows] = totals, picks
+        took = on[:, 0] | on[:, 1]
         if took.any():
             movers = rows[took]
             self.colour[movers] = 1 - self.colour[movers]
