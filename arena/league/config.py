@@ -66,6 +66,9 @@ class MemberConfig:
     """Share of games against its current self (on top of ``matchmaking``'s draws)."""
     games_per_step: int = 100
     snapshot_every: int = 5
+    snapshot_window: int = 0
+    """Learners' snapshots in this member's pool: only the latest ``snapshot_window`` of each
+    learner (a buffer of recent past policies); 0: all of them."""
     budget: int = 1
     """Solvers: improvement per step (PSRO/CFR iterations)."""
     main: str | None = None
@@ -212,6 +215,8 @@ def _check_learner(m: MemberConfig, at: str, mains: list[str]) -> None:
         raise ConfigError(f"{at}: games_per_step and snapshot_every must be at least 1")
     if not 0.0 <= m.self_play <= 1.0:
         raise ConfigError(f"{at}: self_play is a share of games in [0, 1], got {m.self_play}")
+    if m.snapshot_window < 0:
+        raise ConfigError(f"{at}: snapshot_window must be at least 0 (0: every snapshot), got {m.snapshot_window}")
     if m.matchmaking in META_SOLVERS:
         _check_meta(m, at)
     if m.matchmaking in ("main", "main_exploiter", "league_exploiter"):
@@ -284,5 +289,7 @@ def fingerprint_of(cfg: LeagueConfig) -> str:
     for m in d["population"]:
         if m.get("matchmaking") not in META_SOLVERS:
             m.pop("meta", None)  # runs without a meta-solver keep the fingerprint they had before the key existed
+        if not m.get("snapshot_window"):
+            m.pop("snapshot_window", None)  # likewise for runs whose pools hold every snapshot
     d["seeds"] = SEED_STREAMS  # a run begun under the earlier seed arithmetic plays other games: not resumed
     return fingerprint(d)

@@ -199,7 +199,11 @@ class Population:
         """Labels of every opponent this learner may face now (current self excluded)."""
         out = []
         for lbl in opponent_labels(self.cfg, mem):
-            out += self.snapshots_of(lbl) if self.members[lbl].cfg.role == "learner" else [lbl]
+            if self.members[lbl].cfg.role != "learner":
+                out.append(lbl)
+                continue
+            snaps = self.snapshots_of(lbl)
+            out += snaps[-mem.snapshot_window :] if mem.snapshot_window else snaps
         return out
 
     def opponents(self, step: int, mem: Member) -> dict[str, int]:

@@ -5,7 +5,9 @@ resume after a kill, executors, TensorBoard, progress and learner metrics.
 Seats: ``learners: 1`` puts one shared network in every seat (self-play with parameter
 sharing); ``learners: k > 1`` gives each seat its own network, all trained by one trainer (a
 league team); with ``learners: 1`` the ``opponents`` are fixed agents the learner plays
-against (one in every other seat, drawn uniformly per game). Every ``eval_every`` iterations
+against (one in every other seat, drawn uniformly per game); with ``learners: 1`` and
+``past_opponents.share`` > 0 the learner also plays its own past snapshots (a buffer of past
+policies, as Advantage Alignment's released code trains against). Every ``eval_every`` iterations
 the learners are measured: self-play and each ``eval_opponents`` agent over ``eval_games``
 games, per-seat statistics the game reports (cooperation, own-coin rate) and the game's probes.
 """
@@ -23,6 +25,20 @@ from arena.cli_api import Command, add_config_arguments, config_and_overrides
 from arena.config import load_config, to_yaml
 from arena.errors import ArenaError
 from arena.hookspecs import hookimpl
+
+
+@dataclass
+class PastOpponents:
+    """Self-play with a buffer of the learner's own past policies (Duque et al., "Advantage
+    Alignment Algorithms", ICLR 2025, arXiv 2411.01600, train against past checkpoints as well as
+    in self-play): for ``share`` of its games the learner's co-players are one of its latest
+    ``keep`` snapshots (drawn uniformly per game), itself otherwise; until its first snapshot it
+    plays only itself. 0: plain self-play."""
+
+    share: float = 0.0
+    keep: int = 30
+    every: int = 0
+    """Iterations between snapshots (0: ``eval_every``)."""
 
 
 @dataclass
@@ -48,6 +64,8 @@ class TrainConfig:
     """Where rollouts run (``kind: inprocess | process | ray``, ``workers``, ``chunk``, ``address``)."""
     max_staleness: int = 0
     """Asynchronous training: rollouts may run this many learner versions ahead (0: synchronous)."""
+    past_opponents: PastOpponents = field(default_factory=PastOpponents)
+    """``share``, ``keep``, ``every``: games against the learner's own past snapshots (one learner)."""
 
 
 def facing(opponents: Sequence[Any]) -> dict[str, Any]:
@@ -56,6 +74,33 @@ def facing(opponents: Sequence[Any]) -> dict[str, Any]:
     if not opponents:
         return {"matchmaking": "self_play", "opponents": None}
     return {"matchmaking": "uniform", "opponents": [f"opponent_{j}" for j in range(len(opponents))]}
+
+
+def past_facing(cfg: TrainConfig) -> dict[str, Any]:
+    """The lone learner's matchmaking keys with ``past_opponents``: uniform over its own latest
+    ``keep`` snapshots for ``share`` of its games, itself for the rest (and until a snapshot exists)."""
+    past = cfg.past_opponents
+    if not 0.0 <= past.share <= 1.0:
+        raise ArenaError(f"train config: past_opponents.share is a share of games in [0, 1], got {past.share}")
+    if past.keep < 1 or past.every < 0:
+        raise ArenaError(
+            f"train config: past_opponents.keep must be at least 1 and past_opponents.every at least 0 "
+            f"(0: eval_every), got {past.keep} and {past.every}"
+        )
+    if not past.share:
+        return {**facing(cfg.opponents), "snapshot_every": cfg.eval_every}
+    if cfg.learners != 1 or cfg.opponents:
+        raise ArenaError(
+            "train config: past_opponents trains one learner against its own snapshots (learners: 1, "
+            f"no opponents), got learners: {cfg.learners} and {len(cfg.opponents)} opponents"
+        )
+    return {
+        "matchmaking": "uniform",
+        "opponents": ["learner_0"],  # a learner's label in a pool stands for its snapshots
+        "self_play": 1.0 - past.share,
+        "snapshot_window": past.keep,
+        "snapshot_every": past.every or cfg.eval_every,
+    }
 
 
 def opponent_members(opponents: Sequence[Any]) -> list[dict[str, Any]]:
@@ -90,9 +135,8 @@ def league_config(cfg: TrainConfig) -> Any:
                 "role": "learner",
                 "trainer": {"name": cfg.trainer, "params": dict(cfg.params)},
                 "team": "learners" if cfg.learners > 1 else None,
-                **facing(cfg.opponents),
+                **past_facing(cfg),
                 "games_per_step": cfg.games_per_iter,
-                "snapshot_every": cfg.eval_every,
             }
         )
     population += opponent_members(cfg.opponents)
