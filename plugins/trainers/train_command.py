@@ -30,7 +30,7 @@ from arena.hookspecs import hookimpl
 @dataclass
 class PastOpponents:
     """Self-play with a buffer of the learner's own past policies (Duque et al., "Advantage
-    Alignment Algorithms", ICLR 2025, arXiv 2411.01600, train against past checkpoints as well as
+    Alignment Algorithms", ICLR 2025, arXiv 2406.14662, train against past checkpoints as well as
     in self-play): for ``share`` of its games the learner's co-players are one of its latest
     ``keep`` snapshots (drawn uniformly per game), itself otherwise; until its first snapshot it
     plays only itself. 0: plain self-play."""
