@@ -6,6 +6,7 @@ Spec string examples::
     llm:model=/tmp/tiny,backend=vllm,mode=generated,retries=2,fallback=scored
     llm:backend=openai,base_url=http://127.0.0.1:8000,model=tiny,mode=generated
     llm:model=/tmp/base,adapter=/tmp/lora        (a LoRA adapter over a base shared in the process)
+    llm:model=/tmp/snapshot/mixture              (a saved mixture, sppo's average: mixture: one member per game)
 
 See docs/llm.md for every parameter, the retry/fallback rule and the accounting.
 """
@@ -22,6 +23,7 @@ from arena.hookspecs import hookimpl
 from arena.plugins.agents.llm.adapters import AdapterBackend, adapter_base, is_adapter_dir, shared_base
 from arena.plugins.agents.llm.agent import LLMAgent, check_settings
 from arena.plugins.agents.llm.backend import Backend, Generation, Scored
+from arena.plugins.agents.llm.mixture import SampledMixture, is_mixture_dir, load_mixture
 from arena.plugins.agents.llm.prompts import OBSERVATIONS, PromptBuilder, load_templates
 
 BACKENDS = ("transformers", "vllm", "openai")
@@ -216,7 +218,8 @@ def make_llm_agent(
     instruction: str | None = None,
     templates: str | None = None,
     **backend_kw: Any,
-) -> LLMAgent:
+) -> LLMAgent | SampledMixture:
+    spec = {k: v for k, v in locals().items() if k not in ("game", "backend_kw")} | backend_kw
     unknown = sorted(set(backend_kw) - set(PARAMS))
     if unknown:
         raise ArenaError(
@@ -229,6 +232,8 @@ def make_llm_agent(
         raise ArenaError(f"llm agent: legal_moves must be true or false, not {legal_moves!r}")
     if observation not in OBSERVATIONS:
         raise ArenaError(f"llm agent: observation must be text or json, not {observation!r}")
+    if is_mixture_dir(model):  # a kept mixture (sppo average: mixture): one member per game
+        return load_mixture(model, lambda member: make_llm_agent(game, **{**spec, "model": member}))
     b = make_backend(backend, model, chat=chat, **backend_kw)
     prompts = PromptBuilder(
         load_templates(templates),

@@ -11,7 +11,7 @@ far is kept with the same probability, so the sample's mixture is an unbiased es
 full one). The kept policy is the uniform mixture of its members:
 
 - a decision by it (:class:`KeptAgent`) plays one member for a whole game, drawn from the game's
-  own random stream at its first decision;
+  own random stream at its first decision (saved, ``llm:model=DIR/mixture`` plays it the same way);
 - its exact probabilities are the mean of its members' (one decision), and on a game tree the
   behaviour policy that weights each member's action probabilities by the player's own reach
   under it (:func:`behaviour_mixture`; Kuhn's theorem: the same play as drawing a member per game).
@@ -23,8 +23,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from arena.agent import Agent, Observation
+from arena.agent import Observation
 from arena.errors import ArenaError
+from arena.plugins.agents.llm.mixture import SampledMixture
 
 
 class SnapshotMixture:
@@ -95,42 +96,23 @@ def behaviour_mixture(tree: Any, sigmas: Sequence[np.ndarray]) -> np.ndarray:
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), mean)
 
 
-class KeptAgent(Agent):
+class KeptAgent(SampledMixture):
     """The trainer's kept policy as an agent: member k of it (``trainer.kept_member(k)``) plays a
     whole game, k drawn uniformly from the game's own stream at its first decision; the learner
-    keeps its own weights between decisions."""
+    keeps its own weights between decisions. Saved, the same mixture loads as
+    ``llm:model=DIR/mixture`` (:mod:`arena.plugins.agents.llm.mixture`)."""
 
     def __init__(self, trainer: Any) -> None:
+        super().__init__([], [], name=f"{trainer.agent.name}-kept")
         self.trainer = trainer
-        self.name = f"{trainer.agent.name}-kept"
-        self._chosen: dict[int, tuple[Any, int]] = {}
 
-    def member_for(self, obs: Observation) -> int:
-        gen = obs.rng  # one generator object per game: the key of this game's draw
-        hit = self._chosen.get(id(gen))
-        if hit is None:
-            n = self.trainer.kept_size()
-            hit = self._chosen[id(gen)] = (gen, min(int(obs.uniform() * n), n - 1))
-        return hit[1]
+    def size(self) -> int:
+        return int(self.trainer.kept_size())
 
-    def act_batch_info(self, observations: Sequence[Observation]) -> tuple[list, list[dict[str, Any]]]:
-        groups: dict[int, list[int]] = {}
-        for i, o in enumerate(observations):
-            groups.setdefault(self.member_for(o), []).append(i)
-        actions: list[Any] = [None] * len(observations)
-        infos: list[dict[str, Any]] = [{} for _ in observations]
-        for k, idx in sorted(groups.items()):
-            with self.trainer.kept_member(k):
-                acts, inf = self.trainer.agent.act_batch_info([observations[i] for i in idx])
-            for i, a, f in zip(idx, acts, inf):
-                actions[i], infos[i] = a, {**f, "kept_member": k}
-        return actions, infos
+    def draw(self, u: float) -> int:
+        n = self.size()
+        return min(int(u * n), n - 1)
 
-    def act_batch(self, observations: Sequence[Observation]) -> list:
-        return self.act_batch_info(observations)[0]
-
-    def game_finished(
-        self, game_index: int, player: int, returns: Sequence[float], final: Observation | None = None
-    ) -> None:
-        if final is not None:
-            self._chosen.pop(id(final.rng), None)
+    def act_member(self, k: int, observations: Sequence[Observation]) -> tuple[list, list[dict[str, Any]]]:
+        with self.trainer.kept_member(k):
+            return self.trainer.agent.act_batch_info(observations)

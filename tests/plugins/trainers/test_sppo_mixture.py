@@ -81,7 +81,7 @@ def test_the_kept_mixture_is_the_mean_of_its_snapshots_and_plays_one_per_game():
     answers = [r.trajectory.steps[0].action for r in played]
     freq = np.bincount([response_index(a) for a in answers], minlength=4)[:3] / len(answers)
     assert np.abs(freq - want).max() < 0.08, (freq, want)
-    used = np.bincount([r.trajectory.steps[0].extra["kept_member"] for r in played], minlength=4)
+    used = np.bincount([r.trajectory.steps[0].extra["mixture_member"] for r in played], minlength=4)
     assert used.min() > 60, used  # one snapshot per game, drawn uniformly
     assert np.allclose(distribution(sppo, agent, game)[:3], live)  # the learner still plays pi_T
 
@@ -110,6 +110,15 @@ def test_snapshots_survive_save_and_resume_and_the_reservoir_goes_on(tmp_path):
     first = load_agent({**LLM, "model": str(tmp_path / "snapshot" / "mixture" / "member-0000")}, game)
     frozen = get_registry().get("trainer", "sppo").factory(game, [first], judge="preference")
     assert np.allclose(distribution(frozen, first, game)[:3], _independent(agent, game, sppo.mixture.snapshots[0]))
+    saved = load_agent({**LLM, "model": str(tmp_path / "snapshot" / "mixture")}, game)  # the whole mixture
+    want = np.mean([_independent(agent, game, s) for s in sppo.mixture.snapshots], axis=0)
+    played = play_games(game, [saved], num_games=400, seed=3, record=True)
+    freq = np.bincount([response_index(r.trajectory.steps[0].action) for r in played], minlength=4)[:3] / 400
+    assert np.abs(freq - want).max() < 0.08, (freq, want)
+    assert 150 < sum(r.trajectory.steps[0].extra["mixture_member"] for r in played) < 250  # half the games each
+    (tmp_path / "snapshot" / "mixture" / "mixture.json").write_text("{}")
+    with pytest.raises(arena.ArenaError, match="not a mixture manifest"):
+        load_agent({**LLM, "model": str(tmp_path / "snapshot" / "mixture")}, game)
 
 
 def test_the_snapshot_reservoir_keeps_every_iteration_with_equal_probability():
