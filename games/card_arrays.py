@@ -185,28 +185,31 @@ class LeducGames(HistoryGames):
     def step(self, rows: np.ndarray, actions: np.ndarray) -> None:
         a = np.asarray(actions, dtype=np.int64)
         p = self.player[rows]
-        self.hist[rows, self.hlen[rows]] = a
-        self.hlen[rows] += 1
+        hlen, round2 = self.hlen[rows], self.round2[rows]  # each column read once, written once
+        self.hist[rows, hlen] = a
+        self.hlen[rows] = hlen + 1
         self.code[rows] = self.code[rows] * 4 + a + 1
         raised = a == RAISE
-        self.stakes[rows] += np.where(raised, np.where(self.round2[rows], 4, 2), 0)
+        stakes = self.stakes[rows] + raised * (2 + 2 * round2)  # raises of 2, then 4 in round 2
+        self.stakes[rows] = stakes
         self.raises[rows] += raised
-        self.paid[rows, p] = np.where(a == FOLD, self.paid[rows, p], self.stakes[rows])
-        self.round_moves[rows] += 1
-        self.player[rows] = 1 - p
         folded = a == FOLD
+        self.paid[rows, p] = np.where(folded, self.paid[rows, p], stakes)
+        moves = self.round_moves[rows] + 1
+        self.round_moves[rows] = moves
+        self.player[rows] = 1 - p
         if folded.any():
-            f = rows[folded]
-            self._pay(f, 1 - p[folded])
-        ended = (a == CALL) & (self.round_moves[rows] >= 2)
-        if (ended & self.round2[rows]).any():
-            self._showdown(rows[ended & self.round2[rows]])
-        nxt = rows[ended & ~self.round2[rows]]
+            self._pay(rows[folded], 1 - p[folded])
+        ended = (a == CALL) & (moves >= 2)
+        if (showdown := ended & round2).any():
+            self._showdown(rows[showdown])
+        nxt = rows[ended & ~round2]
         if len(nxt):
             dealt = self.dealt[nxt]
-            self.public[nxt] = _deal(self.rng, nxt, dealt)
+            public = _deal(self.rng, nxt, dealt)
+            self.public[nxt] = public
             self.dealt[nxt] = dealt
-            self.hist[nxt, self.hlen[nxt]] = self.public[nxt]
+            self.hist[nxt, self.hlen[nxt]] = public
             self.hlen[nxt] += 1
             self.round2[nxt] = True
             self.raises[nxt] = 0
