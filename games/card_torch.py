@@ -84,11 +84,22 @@ class TorchRandom:
         return _shr(z, 11).to(torch.float64) * (1.0 / (1 << 53))
 
 
+def kth_true(mask: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """:func:`arena.arrays.kth_true` on tensors, column by column: a few one-dimensional passes
+    over the games, which ``torch.compile`` fuses and vectorises (a cumsum along a row of 2–6 does
+    neither)."""
+    seen = torch.zeros_like(k)
+    out = torch.zeros_like(k)
+    for j in range(mask.shape[1]):
+        seen = seen + mask[:, j].to(k.dtype)
+        out = out + (seen <= k).to(k.dtype)
+    return out
+
+
 def pick_uniform(mask: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     """:func:`arena.arrays.pick_uniform` on tensors: ``legal[min(int(u·k), k-1)]``."""
-    k = mask.sum(1)
-    j = torch.minimum((u * k).to(torch.int64), k - 1)
-    return (mask.cumsum(1) <= j[:, None]).sum(1)
+    k = mask.to(torch.int64).sum(1)
+    return kth_true(mask, torch.minimum((u * k).to(torch.int64), k - 1))
 
 
 def pick_weighted(weights: torch.Tensor, mask: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
@@ -104,6 +115,13 @@ def pick_weighted(weights: torch.Tensor, mask: torch.Tensor, u: torch.Tensor) ->
     last_positive = width - 1 - torch.argmax((w > 0).flip(1).to(torch.int8), 1)
     out = torch.where(first < width, first, last_positive)
     return torch.where(total <= 0, pick_uniform(mask, u), out)
+
+
+def one_hot(x: torch.Tensor, n: int) -> torch.Tensor:
+    """bool [B, n]: ``x`` (int64 [B], each in ``0..n-1``) one-hot, by comparison: unlike
+    ``torch.nn.functional.one_hot`` it checks no range, so compiled it adds no reduction over the
+    batch (which keeps the fused loop from vectorising)."""
+    return x[:, None] == torch.arange(n, device=x.device)
 
 
 _EDGES: dict[tuple[int, torch.device], torch.Tensor] = {}
@@ -126,8 +144,10 @@ def _deal_one(u: torch.Tensor, dealt: torch.Tensor, left: int) -> torch.Tensor:
     likely), by inverse CDF with float edges summed as :func:`arena.arrays.cdf_pick` sums them;
     ``left`` cards remain in every game."""
     e = _edges(left, u.device)
-    k = torch.clamp((u[:, None] >= e[None, :]).sum(1), max=left - 1)
-    return ((~dealt).cumsum(1) <= k[:, None]).sum(1)
+    k = torch.zeros(u.shape, dtype=torch.int64, device=u.device)
+    for i in range(left):
+        k = k + (u >= e[i]).to(torch.int64)
+    return kth_true(~dealt, torch.clamp(k, max=left - 1))
 
 
 @dataclass
@@ -165,7 +185,7 @@ class KuhnTorch:
         cards = []
         for i in range(n):
             c = _deal_one(rng.uniform(), dealt, n + 1 - i)
-            dealt = dealt | torch.nn.functional.one_hot(c, n + 1).bool()  # not dealt[i, c] = True: a host copy
+            dealt = dealt | one_hot(c, n + 1)  # not dealt[i, c] = True: a host copy
             cards.append(c)
         z = torch.zeros(b, dtype=torch.int64, device=dev)
         return KuhnTensors(
@@ -188,8 +208,8 @@ class KuhnTorch:
         game's row is player 0's."""
         n = self.n
         p = s.player.clamp(min=0)
-        seat = torch.nn.functional.one_hot(p, n)
-        card = torch.nn.functional.one_hot(s.cards.gather(1, p[:, None])[:, 0], n + 1)
+        seat = one_hot(p, n).to(torch.int64)
+        card = one_hot(s.cards.gather(1, p[:, None])[:, 0], n + 1).to(torch.int64)
         acts = (s.moves[:, :, None] == torch.arange(2, device=p.device)).flatten(1)
         return torch.cat([seat, card, acts.to(seat.dtype)], 1).to(torch.float32)
 
@@ -198,10 +218,10 @@ class KuhnTorch:
         n, live = self.n, s.player >= 0
         a = actions.to(torch.int64)
         p = s.player.clamp(min=0)
-        slot = torch.nn.functional.one_hot(s.count.clamp(max=self.max_moves - 1), self.max_moves).bool()
+        slot = one_hot(s.count.clamp(max=self.max_moves - 1), self.max_moves)
         moves = torch.where(slot & live[:, None], a[:, None], s.moves)
         bet = (a == 1) & live
-        in_pot = s.in_pot | (torch.nn.functional.one_hot(p, n).bool() & bet[:, None])
+        in_pot = s.in_pot | (one_hot(p, n) & bet[:, None])
         bet_at = torch.where(bet & (s.bet_at < 0), s.count, s.bet_at)
         count = s.count + live.to(torch.int64)
         over = live & torch.where(bet_at < 0, count == n, count == bet_at + n)
@@ -216,7 +236,7 @@ class KuhnTorch:
         contender = in_pot | nobody[:, None]
         winner = torch.argmax(torch.where(contender, cards, torch.full_like(cards, -1)), 1)
         paid = 1.0 + in_pot.to(torch.float64)
-        won = torch.nn.functional.one_hot(winner, cards.shape[1]).to(torch.float64)
+        won = one_hot(winner, cards.shape[1]).to(torch.float64)
         return -paid + won * paid.sum(1, keepdim=True)
 
 
@@ -234,15 +254,22 @@ class LeducTensors:
     moves: torch.Tensor  # int64 [B, 8]: round 1's moves then round 2's, -1 where none
     round2: torch.Tensor  # bool [B]
     stakes: torch.Tensor  # int64 [B]
-    paid: torch.Tensor  # int64 [B, 2]
+    paid0: torch.Tensor  # int64 [B]: what player 0 has put in
+    paid1: torch.Tensor  # int64 [B]: what player 1 has put in
     raises: torch.Tensor  # int64 [B]: raises this round
     round_moves: torch.Tensor  # int64 [B]
     player: torch.Tensor  # int64 [B]
-    returns: torch.Tensor  # float64 [B, 2]
+    gain: torch.Tensor  # float64 [B]: player 0's return, 0 until a game ends (player 1's is -gain)
 
     @property
     def done(self) -> torch.Tensor:
         return self.player == TERMINAL
+
+    @property
+    def returns(self) -> torch.Tensor:
+        """float64 [B, 2]. The state keeps one column per quantity (``paid0``, ``gain``): compiled,
+        a game is then a row of one-dimensional passes, which vectorise along the games."""
+        return torch.stack([self.gain, -self.gain], 1)
 
 
 class LeducTorch:
@@ -267,7 +294,7 @@ class LeducTorch:
         cards = []
         for i in range(2):
             c = _deal_one(rng.uniform(), dealt, 6 - i)
-            dealt = dealt | torch.nn.functional.one_hot(c, 6).bool()
+            dealt = dealt | one_hot(c, 6)
             cards.append(c)
         z = torch.zeros(b, dtype=torch.int64, device=dev)
         return LeducTensors(
@@ -277,17 +304,17 @@ class LeducTorch:
             moves=torch.full((b, 8), -1, dtype=torch.int64, device=dev),
             round2=torch.zeros(b, dtype=torch.bool, device=dev),
             stakes=z + 1,
-            paid=torch.ones((b, 2), dtype=torch.int64, device=dev),
+            paid0=z + 1,
+            paid1=z + 1,
             raises=z.clone(),
             round_moves=z.clone(),
             player=z.clone(),
-            returns=torch.zeros((b, 2), dtype=torch.float64, device=dev),
+            gain=torch.zeros(b, dtype=torch.float64, device=dev),
         )
 
     def legal_mask(self, s: LeducTensors) -> torch.Tensor:
         """bool [B, 3]: fold only when facing a raise, raise while fewer than 2 this round."""
-        p = s.player.clamp(min=0)
-        fold = s.paid.gather(1, p[:, None])[:, 0] < s.stakes
+        fold = torch.where(s.player == 1, s.paid1, s.paid0) < s.stakes
         return torch.stack([fold, torch.ones_like(fold), s.raises < 2], 1)
 
     def observations(self, s: LeducTensors) -> torch.Tensor:
@@ -295,10 +322,9 @@ class LeducTorch:
         one-hot, private card one-hot, public card one-hot, then each round's up to 4 moves as
         call ``[1, 0]`` / raise ``[0, 1]``."""
         p = s.player.clamp(min=0)
-        one_hot = torch.nn.functional.one_hot
-        seat = one_hot(p, 2)
-        card = one_hot(s.cards.gather(1, p[:, None])[:, 0], 6)
-        public = one_hot(s.public + 1, 7)[:, 1:]
+        seat = one_hot(p, 2).to(torch.int64)
+        card = one_hot(s.cards.gather(1, p[:, None])[:, 0], 6).to(torch.int64)
+        public = one_hot(s.public + 1, 7)[:, 1:].to(torch.int64)
         acts = (s.moves[:, :, None] == self._call_raise).flatten(1)
         return torch.cat([seat, card, public, acts.to(seat.dtype)], 1).to(torch.float32)
 
@@ -307,25 +333,26 @@ class LeducTorch:
         live = s.player >= 0
         a = actions.to(torch.int64)
         p = s.player.clamp(min=0)
-        mine = torch.nn.functional.one_hot(p, 2).bool()
         slot = s.round2.to(torch.int64) * 4 + s.round_moves.clamp(max=3)
-        moves = torch.where(torch.nn.functional.one_hot(slot, 8).bool() & live[:, None], a[:, None], s.moves)
+        moves = torch.where(one_hot(slot, 8) & live[:, None], a[:, None], s.moves)
         raised = (a == RAISE) & live
         stakes = s.stakes + torch.where(raised, torch.where(s.round2, 4, 2), 0)
         raises = s.raises + raised.to(torch.int64)
-        paid = torch.where(mine & (live & (a != FOLD))[:, None], stakes[:, None], s.paid)
+        pays = live & (a != FOLD)  # a call or a raise brings the mover up to the stakes
+        paid0 = torch.where(pays & (p == 0), stakes, s.paid0)
+        paid1 = torch.where(pays & (p == 1), stakes, s.paid1)
         round_moves = s.round_moves + live.to(torch.int64)
         player = torch.where(live, 1 - p, s.player)
         folded = live & (a == FOLD)
         ended = live & (a == CALL) & (round_moves >= 2)
         showdown = ended & s.round2
         deal = ended & ~s.round2
-        returns = torch.where(folded[:, None], self._pay(paid, 1 - p), s.returns)
-        returns = torch.where(showdown[:, None], self._showdown(s.cards, s.public, paid), returns)
+        gain = torch.where(folded, self._pay(paid0, paid1, p == 1), s.gain)  # the folder's opponent wins
+        gain = torch.where(showdown, self._showdown(s.cards, s.public, paid0, paid1), gain)
         player = torch.where(folded | showdown, torch.full_like(player, TERMINAL), player)
         assert self.rng is not None, "LeducTorch.step before reset"
         public = torch.where(deal, _deal_one(self.rng.uniform(deal), s.dealt, 4), s.public)
-        dealt = s.dealt | (torch.nn.functional.one_hot(public.clamp(min=0), 6).bool() & deal[:, None])
+        dealt = s.dealt | (one_hot(public.clamp(min=0), 6) & deal[:, None])
         zero = torch.zeros_like(raises)
         return LeducTensors(
             dealt=dealt,
@@ -334,26 +361,29 @@ class LeducTorch:
             moves=moves,
             round2=s.round2 | deal,
             stakes=stakes,
-            paid=paid,
+            paid0=paid0,
+            paid1=paid1,
             raises=torch.where(deal, zero, raises),
             round_moves=torch.where(deal, zero, round_moves),
             player=torch.where(deal, zero, player),
-            returns=returns,
+            gain=gain,
         )
 
     @staticmethod
-    def _pay(paid: torch.Tensor, winner: torch.Tensor) -> torch.Tensor:
-        """The pot to ``winner``: it wins what the other put in, the other loses it."""
-        loser_paid = paid.gather(1, (1 - winner)[:, None]).to(torch.float64)
-        won = torch.nn.functional.one_hot(winner, 2).bool()
-        return torch.where(won, loser_paid, -paid.to(torch.float64))
+    def _pay(paid0: torch.Tensor, paid1: torch.Tensor, zero_wins: torch.Tensor) -> torch.Tensor:
+        """Player 0's return when the pot goes to player 0 (``zero_wins``) or to player 1: the
+        winner wins what the other put in."""
+        return torch.where(zero_wins, paid1, -paid0).to(torch.float64)
 
-    def _showdown(self, cards: torch.Tensor, public: torch.Tensor, paid: torch.Tensor) -> torch.Tensor:
+    def _showdown(
+        self, cards: torch.Tensor, public: torch.Tensor, paid0: torch.Tensor, paid1: torch.Tensor
+    ) -> torch.Tensor:
         """A pair with the public card wins, then the higher rank; a tie splits (returns 0)."""
-        rank = cards // 2
-        strength = (rank == (public // 2)[:, None]).to(torch.int64) * 10 + rank
-        out = self._pay(paid, (strength[:, 1] > strength[:, 0]).to(torch.int64))
-        return torch.where((strength[:, 0] == strength[:, 1])[:, None], torch.zeros_like(out), out)
+        rank0, rank1, board = cards[:, 0] // 2, cards[:, 1] // 2, public // 2
+        strength0 = (rank0 == board).to(torch.int64) * 10 + rank0
+        strength1 = (rank1 == board).to(torch.int64) * 10 + rank1
+        out = self._pay(paid0, paid1, strength0 > strength1)
+        return torch.where(strength0 == strength1, torch.zeros_like(out), out)
 
 
 def _decide(policy: Any, x: torch.Tensor, mask: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
