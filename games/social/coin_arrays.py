@@ -24,12 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from arena.arrays import ArrayFace, ArrayGames, ArrayRandom, cdf_pick, kth_true
+from arena.arrays import ArrayFace, ArrayGames, ArrayRandom, kth_true
 from arena.game import SIMULTANEOUS, TERMINAL
 from arena.rng import _GOLDEN, _mix
 
 from .base import RoundState
 from .coin import MOVES, CoinState
+from .matrix_arrays import round_over
 from .pcg64_arrays import PCG64Arrays
 
 _DR = np.array([m[0] for m in MOVES], dtype=np.int64)
@@ -131,12 +132,7 @@ class CoinGames(ArrayGames):
             self.colour[movers] = 1 - self.colour[movers]
             self._respawn(movers)
         self.rounds[rows] = r = r + 1
-        over = r >= game.horizon
-        if game.discount < 1.0 and (~over).any():
-            going = rows[~over]
-            stop = cdf_pick(self.rng.uniform(going), [game.discount, 1.0 - game.discount]) == 1
-            over[np.flatnonzero(~over)[stop]] = True
-        self.player[rows] = np.where(over, TERMINAL, SIMULTANEOUS)
+        self.player[rows] = np.where(round_over(self.rng, rows, r, game), TERMINAL, SIMULTANEOUS)
 
     def returns(self) -> np.ndarray:
         return self.totals

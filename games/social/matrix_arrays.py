@@ -14,6 +14,17 @@ from arena.arrays import ArrayFace, ArrayGames, ArrayRandom, cdf_pick
 from arena.game import SIMULTANEOUS, TERMINAL
 
 
+def round_over(rng: ArrayRandom, rows: np.ndarray, rounds: np.ndarray, game: Any) -> np.ndarray:
+    """bool per row: the game ends after ``rounds`` played, at ``game.horizon`` or, with
+    ``game.discount < 1``, by the stopping chance node (one uniform from each going game's
+    stream: it goes on when below ``discount``), as the ``State``'s round games end."""
+    over = rounds >= game.horizon
+    if game.discount < 1.0 and (~over).any():
+        stop = cdf_pick(rng.uniform(rows[~over]), [game.discount, 1.0 - game.discount]) == 1
+        over[np.flatnonzero(~over)[stop]] = True
+    return over
+
+
 class MatrixFace(ArrayFace):
     """Info states are whole histories: code ``(moves in base 4 as 2a + b, rounds played, player)``."""
 
@@ -84,13 +95,7 @@ class MatrixGames(ArrayGames):
         self.totals[rows, 0] += m[a, b]
         self.totals[rows, 1] += m[b, a]
         self.rounds[rows] = r = r + 1
-        game = self.face.game
-        over = r >= game.horizon
-        if game.discount < 1.0 and (~over).any():
-            going = rows[~over]
-            stop = cdf_pick(self.rng.uniform(going), [game.discount, 1.0 - game.discount]) == 1
-            over[np.flatnonzero(~over)[stop]] = True
-        self.player[rows] = np.where(over, TERMINAL, SIMULTANEOUS)
+        self.player[rows] = np.where(round_over(self.rng, rows, r, self.face.game), TERMINAL, SIMULTANEOUS)
 
     def returns(self) -> np.ndarray:
         return self.totals
