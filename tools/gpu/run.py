@@ -19,6 +19,9 @@ then one section per measurement, each against its baseline in the same run:
   several batch sizes against the same rollouts on the CPU, whether the GPU played the CPU's
   games (same seed: the same actions and returns), and that a rollout never synchronised with the
   host (CUDA's sync debug mode); skipped, with a message, without CUDA;
+- ``torch_face_compiled``: the same rollouts ``torch.compile``-d (``compiled_rollout``): compile
+  seconds, games/s against eager at batch 262,144, and whether the compiled rollout plays the
+  eager one's games;
 - ``mismatch``: the log-prob gap between bf16 rollouts and the fp32 learner on the same decisions,
   and the truncated importance weights that correct for it.
 
@@ -37,7 +40,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-SECTIONS = ("cfr", "ppo", "torch_face", "llm_league", "mismatch")
+SECTIONS = ("cfr", "ppo", "torch_face", "torch_face_compiled", "llm_league", "mismatch")
 
 
 def environment(device: str) -> dict[str, Any]:
@@ -183,6 +186,56 @@ def _same_games(name: str, device: str) -> dict[str, Any]:
     return out
 
 
+def torch_face_compiled(device: str, small: bool) -> dict[str, Any]:
+    """The torch faces' rollouts ``torch.compile``-d on ``device`` (``compiled_rollout``): seconds to
+    compile, games/s at the largest batch against the eager rollout in the same run, and whether
+    the compiled rollout plays the eager one's games (one batch, seed 5). Each case is printed as
+    it ends, so a run cut short still shows the cases it finished."""
+    import torch
+
+    from arena.games.card_torch import KuhnTorch, LeducTorch, TorchRandom, compiled_rollout, rollout
+    from arena.loading import load_agent, load_game
+
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        return {"skipped": "no CUDA device (torch.cuda.is_available() is False): not measured"}
+    torch.set_num_threads(1)
+    batch, rounds = (1024, 2) if small else (262_144, 8)
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    out: dict[str, Any] = {"batch": batch, "games": batch * rounds}
+    cases = (
+        [("kuhn_poker", "random")]
+        if small
+        else [(g, p) for g in ("kuhn_poker", "leduc_poker") for p in ("random", "mlp")]
+    )
+    for name, policy in cases:
+        game = KuhnTorch(2, device) if name == "kuhn_poker" else LeducTorch(device)
+        net = load_agent("neural", load_game(name), seed=0).net.actor.to(device)
+        seats = ["random"] * 2 if policy == "random" else [net] * 2
+        fast = compiled_rollout(game, seats)
+        with torch.no_grad():
+            t0 = time.perf_counter()
+            fast(TorchRandom(0, range(batch), device))
+            sync()
+            out[f"{name}_{policy}_compile_s"] = round(time.perf_counter() - t0, 1)
+            for label, play in (("eager", lambda r: rollout(game, seats, r)), ("compiled", fast)):
+                play(TorchRandom(1, range(batch), device))  # warm
+                sync()
+                t0 = time.perf_counter()
+                for i in range(rounds):
+                    play(TorchRandom(0, range(i * batch, (i + 1) * batch), device))
+                sync()
+                out[f"{name}_{policy}_{label}_games_per_s"] = round(batch * rounds / (time.perf_counter() - t0), 1)
+            out[f"{name}_{policy}_compiled_vs_eager_ratio"] = round(
+                out[f"{name}_{policy}_compiled_games_per_s"] / out[f"{name}_{policy}_eager_games_per_s"], 2
+            )
+            want = rollout(game, seats, TorchRandom(5, range(batch), device))
+            got = fast(TorchRandom(5, range(batch), device))
+            same = (want[1] == got[1]).all(1) & (want[0] == got[0]).all(1)
+            out[f"{name}_{policy}_games_same_as_eager_fraction"] = float(same.double().mean())
+        print(f"[gpu] torch_face_compiled {name} {policy}: {json.dumps({k: v for k, v in out.items() if name in k})}")
+    return out
+
+
 def sync_sites(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
     """``fn()`` under CUDA's sync debug mode set to ``warn``, and where it synchronised with the host:
     each distinct ``file:line function`` of the innermost arena frame below a synchronising call."""
@@ -280,7 +333,7 @@ def markdown(r: dict[str, Any]) -> str:
     lines.append("")
     lines.append("| measurement | value |")
     lines.append("|---|---|")
-    for name in ("cfr", "ppo", "torch_face", "mismatch"):
+    for name in ("cfr", "ppo", "torch_face", "torch_face_compiled", "mismatch"):
         for key, value in r.get(name, {}).items():
             if key != "trace":
                 lines.append(
@@ -329,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     measure("cfr", lambda: cfr(device, 5 if args.cpu else 200))
     measure("ppo", lambda: ppo(device, 2 if args.cpu else 8, 32 if args.cpu else 256, work))
     measure("torch_face", lambda: torch_face(device, args.cpu))
+    measure("torch_face_compiled", lambda: torch_face_compiled(device, args.cpu))
     model = str(work / "base")
 
     def build() -> dict[str, Any]:
