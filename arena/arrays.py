@@ -78,9 +78,9 @@ def cdf_pick(u: np.ndarray, probs: Sequence[float]) -> np.ndarray:
 
 def kth_true(mask: np.ndarray, k: np.ndarray) -> np.ndarray:
     """Column of the ``k``-th (0-based) True in each row of ``mask``: the number of columns whose
-    running count of Trues is still <= k. Narrow masks (legal actions, a deck) run column by
-    column, 3-7x faster than a cumsum along rows."""
-    if mask.shape[1] > 64:
+    running count of Trues is still <= k. Many rows of a narrow mask (legal actions, a deck) run
+    column by column, 2-5x faster than a cumsum along rows; few rows, a cumsum."""
+    if len(k) < 16 * mask.shape[1]:
         return (mask.cumsum(axis=1) <= k[:, None]).sum(axis=1)
     seen = np.zeros(len(k), dtype=np.int64)
     out = np.zeros(len(k), dtype=np.int64)
