@@ -357,9 +357,15 @@ class SPPO(LLMTrainer):
         return np.mean(values, axis=0)
 
     def kept_agent(self) -> Any:
-        """The kept policy as an agent: one member per game, drawn from the game's stream."""
+        """The kept policy as an agent: one member per game, drawn from the game's stream. Its
+        members are swapped into the trained model, so the agent must play that model."""
         from .mixture import KeptAgent
 
+        if self.model.engine is not None or self.model.view is not None:
+            raise ArenaError(
+                "trainer 'sppo': the kept agent plays the trained transformers weights, and this "
+                "agent plays a vLLM engine; save a snapshot and load llm:model=DIR/mixture instead"
+            )
         return KeptAgent(self)
 
     def save_kept(self, directory: Any) -> None:
