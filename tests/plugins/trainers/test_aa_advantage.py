@@ -19,6 +19,7 @@ from arena.plugins.trainers.advantage_alignment import (  # noqa: E402
     reward_credit,
 )
 from arena.trainer import Step, Trajectory  # noqa: E402
+from support.trajectories import simultaneous_trajectory  # noqa: E402
 
 OWN = [1.0, -1.0, 2.0]
 OTHERS = [0.5, 2.0, -1.0]
@@ -52,16 +53,7 @@ def test_shaping_vanishes_at_t0_and_with_beta_zero():
 
 def _trajectory(game, index, joints):
     """A recorded IPD game with the given joint moves, built step by step like the match runner."""
-    state = game.new_initial_state()
-    steps, before = [], [0.0, 0.0]
-    for joint in joints:
-        new = [Step(p, Observation(state.clone(), p).freeze(), joint[p], None, 0.0) for p in range(2)]
-        state.apply_actions(list(joint))
-        for p in range(2):
-            new[p].reward = state.returns()[p] - before[p]
-        before = state.returns()
-        steps += new
-    return Trajectory(index, 0, ["l0", "l1"], steps, state.returns())
+    return simultaneous_trajectory(game, index, joints, ["l0", "l1"])
 
 
 def test_trainer_advantages_on_a_small_trajectory_by_hand():

@@ -13,7 +13,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import arena  # noqa: E402
-from arena.agent import Observation  # noqa: E402
 from arena.config import load_config  # noqa: E402
 from arena.errors import ArenaError  # noqa: E402
 from arena.league import validate  # noqa: E402
@@ -25,8 +24,8 @@ from arena.plugins.agents.neural import NeuralAgent  # noqa: E402
 from arena.plugins.trainers.advantage_alignment import AdvantageAlignmentTrainer  # noqa: E402
 from arena.plugins.trainers.ppo import PPOTrainer  # noqa: E402
 from arena.plugins.trainers.train_command import TrainConfig, league_config, train  # noqa: E402
-from arena.trainer import Step, Trajectory  # noqa: E402
 from support.league import rows  # noqa: E402
+from support.trajectories import simultaneous_trajectory  # noqa: E402
 
 
 def _train_config(**keys) -> TrainConfig:
@@ -101,16 +100,7 @@ def test_a_negative_snapshot_window_is_a_config_error():
 
 def _trajectory(game, index, joints):
     """A recorded IPD game of the learner (seat 0) and its snapshot (seat 1) with these joint moves."""
-    state = game.new_initial_state()
-    steps, before = [], [0.0, 0.0]
-    for joint in joints:
-        new = [Step(p, Observation(state.clone(), p).freeze(), joint[p], None, 0.0) for p in range(2)]
-        state.apply_actions(list(joint))
-        for p in range(2):
-            new[p].reward = state.returns()[p] - before[p]
-        before = state.returns()
-        steps += new
-    return Trajectory(index, 0, ["l0", "l0@5"], steps, state.returns())
+    return simultaneous_trajectory(game, index, joints, ["l0", "l0@5"])
 
 
 def test_aa_shapes_the_learner_with_a_snapshot_co_players_advantages():
