@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from arena.agent import Observation
 from arena.trainer import Step, Trajectory
 
 
-def simultaneous_trajectory(game: Any, index: int, joints: Sequence[Sequence[int]], seats: Sequence[str]) -> Trajectory:
-    """A recorded two-player simultaneous-move game (e.g. the IPD) with these joint moves, built
-    step by step as the match runner records it: each step's reward is the change in its player's return."""
-    state = game.new_initial_state()
+def simultaneous_trajectory(
+    state: Any,
+    index: int,
+    joints: Sequence[Sequence[int]],
+    seats: Sequence[str],
+    before_move: Callable[[Any, int], None] | None = None,
+) -> Trajectory:
+    """A two-player simultaneous-move game (the IPD, the Coin Game) played from ``state`` with these
+    joint moves and recorded as the match runner records it: each step's reward is the change in its
+    player's return. ``before_move(state, t)`` may set the state up before move ``t``."""
     steps, before = [], [0.0, 0.0]
-    for joint in joints:
+    for t, joint in enumerate(joints):
+        if before_move is not None:
+            before_move(state, t)
         new = [Step(p, Observation(state.clone(), p).freeze(), joint[p], None, 0.0) for p in range(2)]
         state.apply_actions(list(joint))
         for p in range(2):

@@ -8,7 +8,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import arena  # noqa: E402
-from arena.agent import Observation  # noqa: E402
 from arena.errors import ArenaError  # noqa: E402
 from arena.plugins.agents.neural import NeuralAgent  # noqa: E402
 from arena.plugins.trainers.advantage_alignment import (  # noqa: E402
@@ -18,7 +17,6 @@ from arena.plugins.trainers.advantage_alignment import (  # noqa: E402
     past_weight,
     reward_credit,
 )
-from arena.trainer import Step, Trajectory  # noqa: E402
 from support.trajectories import simultaneous_trajectory  # noqa: E402
 
 OWN = [1.0, -1.0, 2.0]
@@ -53,7 +51,7 @@ def test_shaping_vanishes_at_t0_and_with_beta_zero():
 
 def _trajectory(game, index, joints):
     """A recorded IPD game with the given joint moves, built step by step like the match runner."""
-    return simultaneous_trajectory(game, index, joints, ["l0", "l1"])
+    return simultaneous_trajectory(game.new_initial_state(), index, joints, ["l0", "l1"])
 
 
 def test_trainer_advantages_on_a_small_trajectory_by_hand():
@@ -246,17 +244,12 @@ def _coin_trajectory(index, plan):
     game = arena.load_game("coin_game(memory=2,horizon=2)")
     state = game.new_initial_state(seed=0)
     state.pos, state.coin, state.coin_colour = [(0, 0), (0, 2)], (0, 1), 0
-    steps, before = [], [0.0, 0.0]
-    for joint, coin in plan:
-        if coin:
-            state.coin, state.coin_colour = coin
-        new = [Step(p, Observation(state.clone(), p).freeze(), joint[p], None, 0.0) for p in range(2)]
-        state.apply_actions(list(joint))
-        for p in range(2):
-            new[p].reward = state.returns()[p] - before[p]
-        before = state.returns()
-        steps += new
-    return Trajectory(index, 0, ["l0", "l1"], steps, state.returns())
+
+    def place_coin(state, t):
+        if plan[t][1]:
+            state.coin, state.coin_colour = plan[t][1]
+
+    return simultaneous_trajectory(state, index, [joint for joint, _ in plan], ["l0", "l1"], place_coin)
 
 
 def test_reward_memory_pushes_retaliation_after_a_grab_and_restraint_after_good_fortune():

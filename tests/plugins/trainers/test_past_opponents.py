@@ -100,7 +100,7 @@ def test_a_negative_snapshot_window_is_a_config_error():
 
 def _trajectory(game, index, joints):
     """A recorded IPD game of the learner (seat 0) and its snapshot (seat 1) with these joint moves."""
-    return simultaneous_trajectory(game, index, joints, ["l0", "l0@5"])
+    return simultaneous_trajectory(game.new_initial_state(), index, joints, ["l0", "l0@5"])
 
 
 def test_aa_shapes_the_learner_with_a_snapshot_co_players_advantages():
