@@ -143,12 +143,12 @@ def test_sigkill_then_rerun_equals_clean_run(tmp_path):
     conf.write_text(f"""
 game: kuhn_poker
 agents: [random, {{name: random, label: random2}}, {{name: fixed, path: {ALWAYS_BET}, label: always_bet}}]
-format: {{kind: round_robin, games: 600}}
+format: {{kind: round_robin, games: 6000}}
 executor: {{kind: inprocess, chunk: 25}}
 ratings: {{bootstrap: 50}}
 plots: false
 """)
-    total = 6 * 600
+    total = 6 * 6000
     killed, clean = tmp_path / "killed", tmp_path / "clean"
     argv = [sys.executable, "-m", "arena.cli", "tournament", str(conf)]
     proc = subprocess.Popen(argv + [f"out={killed}"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
