@@ -17,8 +17,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from arena.agent import Agent, Observation
+from arena.agent import Agent
 from arena.errors import ArenaError
+from arena.mixture import MixtureAgent
 
 MIXTURE = "mixture.json"
 
@@ -27,55 +28,17 @@ def is_mixture_dir(path: Any) -> bool:
     return path is not None and (Path(str(path)) / MIXTURE).is_file()
 
 
-class SampledMixture(Agent):
-    """Plays member k with probability ``weights[k]`` for a whole game (one draw per game)."""
+class SampledMixture(MixtureAgent):
+    """Plays member k with probability ``weights[k]`` for a whole game (one draw per game), each
+    decision's info naming its member; a negative weight is an error here, not a rounding."""
+
+    member_info = "mixture_member"
 
     def __init__(self, members: Sequence[Agent], weights: Sequence[float], name: str = "mixture") -> None:
         w = np.asarray(weights, dtype=float)
         if len(w) != len(members) or (len(w) and (w.min() < 0 or w.sum() <= 0)):
             raise ArenaError("llm agent: a mixture needs one non-negative weight per member, not all zero")
-        self.members = list(members)
-        self.cdf = np.cumsum(w / w.sum()) if len(w) else np.ones(0)
-        self.name = name
-        self._chosen: dict[int, tuple[Any, int]] = {}
-
-    def size(self) -> int:
-        return len(self.members)
-
-    def draw(self, u: float) -> int:
-        """The member a uniform ``u`` picks."""
-        return int(min(np.searchsorted(self.cdf, u, side="right"), self.size() - 1))
-
-    def member_for(self, obs: Observation) -> int:
-        gen = obs.rng  # one generator object per game: the key of this game's draw
-        hit = self._chosen.get(id(gen))
-        if hit is None:
-            hit = self._chosen[id(gen)] = (gen, self.draw(obs.uniform()))
-        return hit[1]
-
-    def act_member(self, k: int, observations: Sequence[Observation]) -> tuple[list, list[dict[str, Any]]]:
-        return self.members[k].act_batch_info(observations)
-
-    def act_batch_info(self, observations: Sequence[Observation]) -> tuple[list, list[dict[str, Any]]]:
-        groups: dict[int, list[int]] = {}
-        for i, o in enumerate(observations):
-            groups.setdefault(self.member_for(o), []).append(i)
-        actions: list[Any] = [None] * len(observations)
-        infos: list[dict[str, Any]] = [{} for _ in observations]
-        for k, idx in sorted(groups.items()):
-            acts, inf = self.act_member(k, [observations[i] for i in idx])
-            for i, a, f in zip(idx, acts, inf):
-                actions[i], infos[i] = a, {**f, "mixture_member": k}
-        return actions, infos
-
-    def act_batch(self, observations: Sequence[Observation]) -> list:
-        return self.act_batch_info(observations)[0]
-
-    def game_finished(
-        self, game_index: int, player: int, returns: Sequence[float], final: Observation | None = None
-    ) -> None:
-        if final is not None:
-            self._chosen.pop(id(final.rng), None)
+        super().__init__(members, w, name)
 
     def close(self) -> None:
         for m in self.members:

@@ -15,51 +15,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from arena.agent import Agent, Observation
+from arena.agent import Agent
 from arena.errors import ArenaError
 from arena.game import Game
+from arena.mixture import MixtureAgent
 from arena.playing.match import play_games
-
-
-class MixtureAgent(Agent):
-    """Plays member ``k`` with probability ``weights[k]`` for a whole game (drawn from the game's
-    own random stream at its first decision, so results depend only on the match seed)."""
-
-    def __init__(self, members: Sequence[Agent], weights: Sequence[float], name: str = "mixture") -> None:
-        w = np.clip(np.asarray(weights, dtype=float), 0.0, None)
-        if len(members) != len(w) or not len(w) or w.sum() <= 0:
-            raise ArenaError("a mixture needs one non-negative weight per member, not all zero")
-        self.members = list(members)
-        self.cdf = np.cumsum(w / w.sum())
-        self.name = name
-        self._chosen: dict[int, tuple[Any, int]] = {}
-
-    def member_for(self, obs: Observation) -> int:
-        gen = obs.rng  # one generator object per game: the key of this game's draw
-        hit = self._chosen.get(id(gen))
-        if hit is None:
-            k = int(min(np.searchsorted(self.cdf, obs.uniform(), side="right"), len(self.cdf) - 1))
-            hit = self._chosen[id(gen)] = (gen, k)
-        return hit[1]
-
-    def act_batch_info(self, observations):
-        groups: dict[int, list[int]] = {}
-        for i, o in enumerate(observations):
-            groups.setdefault(self.member_for(o), []).append(i)
-        actions: list[Any] = [None] * len(observations)
-        infos: list[dict] = [{} for _ in observations]
-        for k, idx in groups.items():
-            acts, inf = self.members[k].act_batch_info([observations[i] for i in idx])
-            for i, a, f in zip(idx, acts, inf):
-                actions[i], infos[i] = a, f
-        return actions, infos
-
-    def act_batch(self, observations):
-        return self.act_batch_info(observations)[0]
-
-    def game_finished(self, game_index, player, returns, final=None) -> None:
-        if final is not None:
-            self._chosen.pop(id(final.rng), None)
 
 
 class RLOracle:

@@ -25,7 +25,7 @@ import numpy as np
 
 from arena.agent import Observation
 from arena.errors import ArenaError
-from arena.plugins.agents.llm.mixture import SampledMixture
+from arena.mixture import PerGameMixture
 
 
 class SnapshotMixture:
@@ -96,14 +96,16 @@ def behaviour_mixture(tree: Any, sigmas: Sequence[np.ndarray]) -> np.ndarray:
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), mean)
 
 
-class KeptAgent(SampledMixture):
+class KeptAgent(PerGameMixture):
     """The trainer's kept policy as an agent: member k of it (``trainer.kept_member(k)``) plays a
     whole game, k drawn uniformly from the game's own stream at its first decision; the learner
     keeps its own weights between decisions. Saved, the same mixture loads as
     ``llm:model=DIR/mixture`` (:mod:`arena.plugins.agents.llm.mixture`)."""
 
+    member_info = "mixture_member"
+
     def __init__(self, trainer: Any) -> None:
-        super().__init__([], [], name=f"{trainer.agent.name}-kept")
+        super().__init__(name=f"{trainer.agent.name}-kept")
         self.trainer = trainer
 
     def size(self) -> int:
