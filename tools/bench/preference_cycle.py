@@ -3,16 +3,18 @@
 
 Each method trains a tiny random-initialised local model (generated mode, one-character
 answers, T = 1) on free-text answers to the game's one prompt, preferences from the
-``preference`` judge with sampled ±1 labels. The methods start, as their papers do, from a
-supervised policy that gives every response mass: ``--warmup`` maximum-likelihood steps on the
-three answers equally (the untrained model puts under 3% on them, and a sampled method cannot
-find a response it never samples). Then ``sppo`` with ``average: mixture`` (its averaged iterate,
-the exact uniform mixture of snapshots of every iterate, is what is measured: the mean of the
-snapshots' distributions), ``inpo`` with a moving reference (last iterate) and ``dpo`` (the judged
-winner of each pair chosen over the loser: a Bradley–Terry learner), each with the settings in
-:data:`SETTINGS`. The figure is the model's exact distribution over the first character of its
-answer — A, B, C and anything else — read from the next-token probabilities at the prompt (not
-sampled), and its L1 distance to the winner (the other mass counts as error).
+``preference`` judge with sampled ±1 labels (``--labels probabilities``: the probabilities
+themselves). The methods start, as their papers do, from a supervised policy that gives every
+response mass: ``--warmup`` maximum-likelihood steps on the three answers equally (the untrained
+model puts under 3% on them, and a sampled method cannot find a response it never samples).
+Then ``sppo`` with ``average: mixture`` and its optimistic step (``--no-sppo-optimism``: the
+published Hedge step; its averaged iterate, the exact uniform mixture of snapshots of every
+iterate, is what is measured: the mean of the snapshots' distributions), ``inpo`` with a moving
+reference (last iterate) and ``dpo`` (the judged winner of each pair chosen over the loser: a
+Bradley–Terry learner), each with the settings in :data:`SETTINGS`. The figure is the model's
+exact distribution over the first character of its answer — A, B, C and anything else — read
+from the next-token probabilities at the prompt (not sampled), and its L1 distance to the winner
+(the other mass counts as error).
 """
 
 from __future__ import annotations
@@ -97,8 +99,9 @@ def dpo_step(trainer: Any, trajectories: list, seed: int, samples: int) -> None:
         trainer.fit(pairs)
 
 
-def train_one(method: str, seed: int, args: argparse.Namespace) -> tuple[np.ndarray, list[float]]:
-    """One method, one seed: the final distribution and the L1 curve (every 10 iterations)."""
+def train_one(method: str, seed: int, args: argparse.Namespace) -> tuple[np.ndarray, list[float], list[float]]:
+    """One method, one seed: the final distribution, the L1 curve of what is measured and that
+    of the last iterate (every 10 iterations; the two are one for all but SPPO)."""
     import torch
 
     import arena
@@ -114,16 +117,18 @@ def train_one(method: str, seed: int, args: argparse.Namespace) -> tuple[np.ndar
     agent = load_agent({**spec, "temperature": 1.0}, game)
     torch.manual_seed(seed)
     warm_up(agent, game, args.warmup)
-    judge = {"name": "preference", "sample": True, "seed": seed}
+    judge = {"name": "preference", "sample": args.labels == "sampled", "seed": seed}
     params: dict[str, Any] = {"seed": seed, "torch_threads": 1, **SETTINGS[method]}
     if args.lr is not None:
         params["lr"] = args.lr
+    if method == "sppo":
+        params["optimism"] = args.sppo_optimism
     if method != "dpo":
         params.update(judge=judge, samples=args.samples)
     trainer = get_registry().get("trainer", method).factory(game, [agent], **params)
     if method == "dpo":
         trainer.pair_judge = load_judge(judge, game)
-    curve = []
+    curve, last = [], []
     for k in range(args.iterations):
         played = play_games(game, [agent], num_games=args.prompts, seed=derive_seed(seed, "cycle", k), record=True)
         trajs = [r.trajectory for r in played]
@@ -133,8 +138,13 @@ def train_one(method: str, seed: int, args: argparse.Namespace) -> tuple[np.ndar
             trainer.update(trajs)
         if (k + 1) % 10 == 0 or k + 1 == args.iterations:
             curve.append(float(np.abs(measured(trainer, agent, game, method) - WINNER).sum()))
-            print(f"{method} seed {seed} iteration {k + 1}: L1 {curve[-1]:.3f}", file=sys.stderr, flush=True)
-    return measured(trainer, agent, game, method), curve
+            last.append(float(np.abs(distribution(trainer, agent, game) - WINNER).sum()))
+            print(
+                f"{method} seed {seed} iteration {k + 1}: L1 {curve[-1]:.3f} (last iterate {last[-1]:.3f})",
+                file=sys.stderr,
+                flush=True,
+            )
+    return measured(trainer, agent, game, method), curve, last
 
 
 def measured(trainer: Any, agent: Any, game: Any, method: str) -> np.ndarray:
@@ -150,11 +160,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for method in [m for m in args.methods.split(",") if m]:
         l1s = []
         for seed in [int(s) for s in args.seeds.split(",")]:
-            dist, curve = train_one(method, seed, args)
+            dist, curve, last = train_one(method, seed, args)
             l1 = float(np.abs(dist - WINNER).sum())
             l1s.append(l1)
             out[f"{method}_s{seed}_distribution"] = [round(float(x), 3) for x in dist]
             out[f"{method}_s{seed}_l1_curve"] = [round(x, 3) for x in curve]
+            if method == "sppo":
+                out[f"{method}_s{seed}_last_l1_curve"] = [round(x, 3) for x in last]
             print(f"{method} seed {seed}: A B C other {np.round(dist, 3)} L1 {l1:.3f}", file=sys.stderr, flush=True)
         out[f"{method}_l1_mean"] = float(np.mean(l1s))
         out[f"{method}_l1_max"] = float(np.max(l1s))
@@ -172,6 +184,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--samples", type=int, default=8, help="responses per prompt (K)")
     p.add_argument("--lr", type=float, default=None, help="every method's learning rate (default: SETTINGS)")
     p.add_argument("--warmup", type=int, default=100, help="supervised steps on A, B, C equally before training")
+    p.add_argument(
+        "--labels",
+        choices=("sampled", "probabilities"),
+        default="sampled",
+        help="the judge's label for a pair: a sampled winner (±1, as a person or a binary oracle "
+        "gives) or P(y ≻ y') itself (as a preference model such as PairRM gives)",
+    )
+    p.add_argument(
+        "--sppo-optimism",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="SPPO's optimistic step (--no-sppo-optimism: the published Hedge step)",
+    )
 
 
 @hookimpl

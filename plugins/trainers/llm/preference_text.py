@@ -43,6 +43,34 @@ def sampled_groups(
     return out, skipped
 
 
+def sampled_opponents(
+    game: Game, agent: Any, groups: Sequence[Sequence[Candidate]], size: int, seed: int
+) -> list[list[Candidate]]:
+    """``size`` fresh responses of ``agent`` to each group's prompt (from its recorded rollout's
+    start state): samples of the policy the group's responses are then compared against."""
+    copies = branch(game, [(g[0].trajectory, g[0].player) for g in groups], agent, size, seed=seed)
+    out = []
+    for grp, more in zip(groups, copies):
+        if more is None:
+            raise RuntimeError("a group's start state could not be rebuilt a second time")
+        out.append([Candidate(t, grp[0].player, s) for t, s in more])
+    return out
+
+
+def cross_win_rates(
+    judge: Judge, groups: Sequence[Sequence[Candidate]], others: Sequence[Sequence[Candidate]]
+) -> list[np.ndarray]:
+    """Per group, P̂(y_i ≻ π') = mean_j P(y_i ≻ z_j) over ``others`` (samples of π'), one judge call."""
+    where = [
+        (g, i, j) for g, (grp, oth) in enumerate(zip(groups, others)) for i in range(len(grp)) for j in range(len(oth))
+    ]
+    margins = checked_compare(judge, [(groups[g][i], others[g][j]) for g, i, j in where]) if where else []
+    out = [np.zeros((len(grp), max(1, len(oth)))) for grp, oth in zip(groups, others)]
+    for (g, i, j), m in zip(where, margins):
+        out[g][i, j] = (1 + float(m)) / 2
+    return [w.mean(axis=1) for w in out]
+
+
 def pair_margins(judge: Judge, groups: Sequence[Sequence[Candidate]]) -> list[dict[tuple[int, int], float]]:
     """Per group, the judge's margin for every pair ``i < j`` (one judge call for all groups)."""
     where = [(g, i, j) for g, grp in enumerate(groups) for i in range(len(grp)) for j in range(i + 1, len(grp))]

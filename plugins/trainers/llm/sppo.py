@@ -35,6 +35,18 @@ K − 1 sampled from pi_t from the same state), the judge compares every pair,
 ``P̂(y_i ≻ pi_t) = (1/K) Σ_j P(y_i ≻ y_j)`` (the response itself counting ½), and the regression
 runs on each response's summed log-prob (:mod:`.preference_text`).
 
+``optimism: true`` takes the optimistic step of multiplicative weights (Rakhlin and Sridharan,
+*Optimization, Learning, and Games with Predictable Sequences*, arXiv 1311.1869; Daskalakis and
+Panageas, *Last-Iterate Convergence: Zero-Sum Games and Constrained Min-Max Optimization*, arXiv
+1807.04252): the target is ``eta (2 P̂(y ≻ pi_t) − P̂(y ≻ pi_{t−1}) − 1/2)``, the newest preference
+counted twice and the one before subtracted, so the step anticipates where the co-player moves.
+Hedge's iterates circle an interior winner (and spiral out), so their average carries the
+unfinished part of a cycle; the optimistic iterates close in on it, and their average settles
+with them. pi_{t−1}'s trainable weights are kept (one copy, in the trainer state). On tree games
+P̂(y ≻ pi_{t−1}) comes from the same playout starts and seed with pi_{t−1} in the weights (common
+random numbers); on free text each response is judged against ``samples`` fresh responses of
+pi_{t−1} to its prompt, centred on ½ within its group (:meth:`SPPO._previous_text_rates`).
+
 ``average`` keeps a second policy beside the last iterate: SPPO's guarantee is for the averaged
 iterate, and per-state Hedge cycles. The last iterate still samples (SPPO needs pi_t); the kept
 one is what snapshots save, and on tree games its exploitability is reported every iteration
@@ -96,6 +108,7 @@ class SPPO(LLMTrainer):
         "average_lr": None,
         "mixture_every": 1,
         "mixture_size": 0,
+        "optimism": False,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -128,6 +141,10 @@ class SPPO(LLMTrainer):
             self.keep()  # the distilled average starts as pi_1
             self.reservoir = Reservoir(int(self.p["average_buffer"]), derive_seed(int(self.p["seed"]), "sppo-avg"))
             self.average_optimizer: Any = None
+        if not isinstance(self.p["optimism"], bool):
+            raise ArenaError(f"trainer 'sppo': optimism must be true or false, got {self.p['optimism']!r}")
+        self.optimism = self.p["optimism"]
+        self.previous: dict[str, Any] | None = None  # pi_{t-1}'s weights, for the optimistic step
         if self.average == "mixture":
             from .mixture import SnapshotMixture
 
@@ -145,6 +162,12 @@ class SPPO(LLMTrainer):
 
     def preferences(self, trajectories: Sequence[Trajectory]) -> tuple[dict, int]:
         """{(prompt text, label tuple): (observation, {action: P̂})} and the number of games skipped."""
+        starts, skipped = self._starts(trajectories)
+        return self._preferences(*starts), skipped
+
+    def _starts(self, trajectories: Sequence[Trajectory]) -> tuple[tuple[list, list, dict, int], int]:
+        """The playouts' starts (recorded state, candidate, seat), their keys, one observation per
+        key and the playouts' seed; and the number of games skipped."""
         rng = np.random.default_rng([int(self.p["seed"]), self.updates])
         starts, keys, seen = [], [], {}
         m = int(self.p["rollouts"])
@@ -159,9 +182,12 @@ class SPPO(LLMTrainer):
                 for _ in range(m):
                     starts.append((st, a, step.player))
                     keys.append((key, a))
-        seed = int(rng.integers(2**31))
+        return (starts, keys, seen, int(rng.integers(2**31))), skipped
+
+    def _preferences(self, starts: list, keys: list, seen: dict, seed: int) -> dict:
+        """P̂(y ≻ pi | x) per key and candidate, pi the policy in the live weights."""
         if self.judge is not None:  # the same playouts as the outcome version (same seed)
-            return self._judged(starts, keys, seen, seed), skipped
+            return self._judged(starts, keys, seen, seed)
         values = playout_values(self.game, starts, self.agent, seed=seed) if starts else []
         sums: dict[tuple, list[float]] = {}
         for (key, a), v in zip(keys, values):
@@ -170,7 +196,7 @@ class SPPO(LLMTrainer):
         for (key, a), vs in sums.items():
             q = float(np.mean(vs)) / self.scale
             prefs.setdefault(key, (seen[key], {}))[1][a] = (1.0 + q) / 2.0
-        return prefs, skipped
+        return prefs
 
     def _judged(self, starts: list, keys: list, seen: dict, seed: int) -> dict:
         """P̂ from the judge (module docstring): playout m of y against playout m of y', same state."""
@@ -240,6 +266,38 @@ class SPPO(LLMTrainer):
         for (key, a), ms in sums.items():
             prefs.setdefault(key, (seen[key], {}))[1][a] = (1.0 + float(np.mean(ms))) / 2.0
         return prefs
+
+    # -- the optimistic step's previous iterate ------------------------------------------------
+    def _copy_params(self) -> dict[str, Any] | None:
+        """pi_t's weights, kept after the update as the next one's pi_{t-1} (only with optimism)."""
+        return {n: p.detach().clone() for n, p in self._params().items()} if self.optimism else None
+
+    @contextlib.contextmanager
+    def previous_iterate(self) -> Iterator[None]:
+        """pi_{t-1} in the live weights (and the engine) for the block; pi_t comes back after."""
+        assert self.previous is not None
+        live = {n: p.detach().clone() for n, p in self._params().items()}
+        self._load(self.previous)
+        self.model.sync()
+        try:
+            yield
+        finally:
+            self._load(live)
+            self.model.sync()
+
+    def _previous_text_rates(self, groups: list, seed: int) -> list[float]:
+        """P̂(y_i ≻ pi_{t-1}) for every response of every group — each y_i judged against
+        ``samples`` fresh responses of pi_{t-1} to the same prompt — centred on ½ within its
+        group. The regression has no normaliser: its targets must average 0 under pi_t, as plain
+        SPPO's do by construction (a group's win rates against itself average ½). These do not:
+        pi_t tends to beat pi_{t-1}, and the uncentred surplus would lower every sampled response
+        at once, moving mass to responses no group holds."""
+        from .preference_text import cross_win_rates, sampled_opponents
+
+        assert self.judge is not None
+        with self.previous_iterate():
+            others = sampled_opponents(self.game, self.agent, groups, int(self.p["samples"]), seed)
+        return [float(x) for w in cross_win_rates(self.judge, groups, others) for x in w - w.mean() + 0.5]
 
     # -- the kept (averaged) iterate -------------------------------------------------------------
     def _params(self) -> dict[str, Any]:
@@ -417,6 +475,8 @@ class SPPO(LLMTrainer):
     def extra_state(self) -> dict[str, Any]:
         judge = self.judge.state_dict() if self.judge is not None else {}  # a noisy judge's draws resume too
         out = {"kept": dict(self.kept) if self.kept is not None else {}, "kept_count": self.kept_count, "judge": judge}
+        if self.previous is not None:
+            out["previous"] = dict(self.previous)
         if self.average == "mixture":
             out["mixture"] = self.mixture.state()
         if self.average == "policy":
@@ -430,6 +490,8 @@ class SPPO(LLMTrainer):
         kept = state.get("kept") or {}
         self.kept = {k: v.clone() for k, v in kept.items()} if kept else None
         self.kept_count = int(state.get("kept_count", 0))
+        previous = state.get("previous")
+        self.previous = {k: v.clone() for k, v in previous.items()} if previous else None
         if self.average == "mixture" and state.get("mixture"):
             self.mixture.load(state["mixture"])
         if self.average == "policy" and state.get("average"):
@@ -480,15 +542,21 @@ class SPPO(LLMTrainer):
         self.updates += 1
         if not trajs:
             return {"sppo/prompts": 0.0, "sppo/skipped_games": float(skipped)}
+        step_p = p_hat
+        if self.optimism and self.previous is not None:
+            before = self._previous_text_rates(groups, derive_seed(seed, "previous"))
+            step_p = [2 * x - b for x, b in zip(p_hat, before)]
+        now = self._copy_params()
         with torch.no_grad():
             ref = response_logprobs(self.model, self.agent, trajs, grad=False)
-        target = torch.tensor([float(self.p["eta"]) * (x - 0.5) for x in p_hat], dtype=ref.dtype, device=ref.device)
+        target = torch.tensor([float(self.p["eta"]) * (x - 0.5) for x in step_p], dtype=ref.dtype, device=ref.device)
         losses = []
         for _ in range(int(self.p["epochs"])):
             loss = ((response_logprobs(self.model, self.agent, trajs, grad=True) - ref - target) ** 2).mean()
             self.model.step(loss)
             losses.append(float(loss.detach()))
         self.model.sync()
+        self.previous = now
         kept = self.fold(trajs)
         return {
             **kept,
@@ -505,13 +573,20 @@ class SPPO(LLMTrainer):
         mine = all(all(seat == self.agent.name for seat in t.seats) for t in trajectories)
         if self.game.spec.text_decisions and mine and trajectories:  # whole responses, every seat the learner's
             return self.update_text(trajectories)
-        prefs, skipped = self.preferences(trajectories)
+        starts, skipped = self._starts(trajectories)
+        prefs = self._preferences(*starts)
         if not prefs:
             self.updates += 1
             return {"sppo/prompts": 0.0, "sppo/skipped_games": float(skipped)}
         items = [prefs[k] for k in sorted(prefs)]
+        step_p = [p for _, c in items for p in c.values()]
+        if self.optimism and self.previous is not None:
+            with self.previous_iterate():  # the same playout starts and seed: common random numbers
+                before = self._preferences(*starts)
+            step_p = [2 * p - before[k][1][a] for k in sorted(prefs) for a, p in prefs[k][1].items()]
+        now = self._copy_params()
         eta = float(self.p["eta"])
-        target = torch.tensor([eta * (p - 0.5) for _, c in items for p in c.values()], dtype=torch.float32)
+        target = torch.tensor([eta * (p - 0.5) for p in step_p], dtype=torch.float32)
         with torch.no_grad():
             ref = self._logpi(items, grad=False)
         target = target.to(ref.device)  # device: cuda
@@ -522,6 +597,7 @@ class SPPO(LLMTrainer):
             self.model.step(loss)
             losses.append(float(loss.detach()))
         self.model.sync()
+        self.previous = now
         self.updates += 1
         p_hat = [p for _, c in items for p in c.values()]
         extra: dict[str, float] = {}
