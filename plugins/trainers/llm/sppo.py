@@ -272,18 +272,25 @@ class SPPO(LLMTrainer):
         """pi_t's weights, kept after the update as the next one's pi_{t-1} (only with optimism)."""
         return {n: p.detach().clone() for n, p in self._params().items()} if self.optimism else None
 
-    @contextlib.contextmanager
-    def previous_iterate(self) -> Iterator[None]:
-        """pi_{t-1} in the live weights (and the engine) for the block; pi_t comes back after."""
+    def previous_iterate(self) -> contextlib.AbstractContextManager[None]:
+        """pi_{t-1} in the live weights (and the engine, which samples) for the block."""
         assert self.previous is not None
+        return self._weights(self.previous, sync=True)
+
+    @contextlib.contextmanager
+    def _weights(self, weights: dict[str, Any], sync: bool = False) -> Iterator[None]:
+        """``weights`` in the trainable parameters for the block (pushed to a vLLM engine too
+        with ``sync``); the live ones come back after."""
         live = {n: p.detach().clone() for n, p in self._params().items()}
-        self._load(self.previous)
-        self.model.sync()
+        self._load(weights)
+        if sync:
+            self.model.sync()
         try:
             yield
         finally:
             self._load(live)
-            self.model.sync()
+            if sync:
+                self.model.sync()
 
     def _previous_text_rates(self, groups: list, seed: int) -> list[float]:
         """P̂(y_i ≻ pi_{t-1}) for every response of every group — each y_i judged against
@@ -380,12 +387,8 @@ class SPPO(LLMTrainer):
         """Member ``k`` of the kept policy in the live weights for the block; the last iterate
         comes back after. Before any snapshot (or without ``average``) the member is the live one."""
         if self.average == "mixture" and self.mixture.snapshots:
-            live = {n: p.detach().clone() for n, p in self._params().items()}
-            self._load(self.mixture.snapshots[k])
-            try:
+            with self._weights(self.mixture.snapshots[k]):
                 yield
-            finally:
-                self._load(live)
             return
         if self.kept is None:
             yield
