@@ -41,8 +41,9 @@ Panageas, *Last-Iterate Convergence: Zero-Sum Games and Constrained Min-Max Opti
 1807.04252): the target is ``eta (2 P̂(y ≻ pi_t) − P̂(y ≻ pi_{t−1}) − 1/2)``, the newest preference
 counted twice and the one before subtracted, so the step anticipates where the co-player moves.
 Hedge's iterates circle an interior winner (and spiral out), so their average carries the
-unfinished part of a cycle; the optimistic iterates close in on it, and their average settles
-with them. pi_{t−1}'s trainable weights are kept (one copy, in the trainer state). On tree games
+unfinished part of a cycle; in the exact dynamics the optimistic iterates close in on it, and
+their average settles with them (sampled, a rare response's noisy target can still carry the last
+iterate to a vertex it cannot leave: docs/results/arenarl.md). pi_{t−1}'s trainable weights are kept (one copy, in the trainer state). On tree games
 P̂(y ≻ pi_{t−1}) comes from the same playout starts and seed with pi_{t−1} in the weights (common
 random numbers); on free text each response is judged against ``samples`` fresh responses of
 pi_{t−1} to its prompt, centred on ½ within its group (:meth:`SPPO._previous_text_rates`).
