@@ -49,9 +49,9 @@ class SnapshotMixture:
             k = int(self.rng.integers(self.seen))  # reservoir sampling: kept with probability size/seen
             if k >= self.size:
                 return
-            self.snapshots[k], self.iterations[k] = _copy(params), iteration
+            self.snapshots[k], self.iterations[k] = copy_weights(params), iteration
             return
-        self.snapshots.append(_copy(params))
+        self.snapshots.append(copy_weights(params))
         self.iterations.append(iteration)
 
     def state(self) -> dict[str, Any]:
@@ -75,7 +75,8 @@ def _count(name: str, value: Any, least: int) -> int:
     return int(value)
 
 
-def _copy(params: dict[str, Any]) -> dict[str, Any]:
+def copy_weights(params: dict[str, Any]) -> dict[str, Any]:
+    """Detached copies of name -> tensor weights (a snapshot, a kept or a live set)."""
     return {n: p.detach().clone() for n, p in params.items()}
 
 

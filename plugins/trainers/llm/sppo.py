@@ -89,6 +89,7 @@ from arena.rng import derive_seed
 from arena.trainer import Trajectory
 
 from .base import LLMTrainer
+from .mixture import copy_weights
 from .rollout import own_decisions, playout_finals, playout_values
 
 
@@ -271,7 +272,7 @@ class SPPO(LLMTrainer):
     # -- the optimistic step's previous iterate ------------------------------------------------
     def _copy_params(self) -> dict[str, Any] | None:
         """pi_t's weights, kept after the update as the next one's pi_{t-1} (only with optimism)."""
-        return {n: p.detach().clone() for n, p in self._params().items()} if self.optimism else None
+        return copy_weights(self._params()) if self.optimism else None
 
     def previous_iterate(self) -> contextlib.AbstractContextManager[None]:
         """pi_{t-1} in the live weights (and the engine, which samples) for the block."""
@@ -282,7 +283,7 @@ class SPPO(LLMTrainer):
     def _weights(self, weights: dict[str, Any], sync: bool = False) -> Iterator[None]:
         """``weights`` in the trainable parameters for the block (pushed to a vLLM engine too
         with ``sync``); the live ones come back after."""
-        live = {n: p.detach().clone() for n, p in self._params().items()}
+        live = copy_weights(self._params())
         self._load(weights)
         if sync:
             self.model.sync()
@@ -358,7 +359,7 @@ class SPPO(LLMTrainer):
         now = self._params()
         self.kept_count += 1
         if self.kept is None:
-            self.kept = {n: p.detach().clone() for n, p in now.items()}
+            self.kept = copy_weights(now)
             return
         with torch.no_grad():
             for n, p in now.items():
@@ -583,7 +584,8 @@ class SPPO(LLMTrainer):
             self.updates += 1
             return {"sppo/prompts": 0.0, "sppo/skipped_games": float(skipped)}
         items = [prefs[k] for k in sorted(prefs)]
-        step_p = [p for _, c in items for p in c.values()]
+        p_hat = [p for _, c in items for p in c.values()]
+        step_p = p_hat
         if self.optimism and self.previous is not None:
             with self.previous_iterate():  # the same playout starts and seed: common random numbers
                 before = self._preferences(*starts)
@@ -603,7 +605,6 @@ class SPPO(LLMTrainer):
         self.model.sync()
         self.previous = now
         self.updates += 1
-        p_hat = [p for _, c in items for p in c.values()]
         extra: dict[str, float] = {}
         if self.average:
             extra = self.fold(trajectories)
