@@ -4,6 +4,8 @@ game's own."""
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,7 @@ from arena.games.cyclic_preference import response_index  # noqa: E402
 from arena.loading import load_agent  # noqa: E402
 from arena.playing.match import play_games  # noqa: E402
 from arena.registry import get_registry  # noqa: E402
-from arena.tools.bench.preference_cycle import WINNER, distribution  # noqa: E402
+from arena.tools.bench.preference_cycle import distribution, game_name, winner  # noqa: E402
 from arena.tools.tiny_model import tiny_model_dir  # noqa: E402
 
 
@@ -38,7 +40,6 @@ def test_exact_distribution_is_what_the_agent_answers():
     freq = np.bincount([response_index(a) for a in answers], minlength=4) / len(answers)
     assert exact.sum() == pytest.approx(1.0) and exact[:3].sum() > 0.5
     assert np.abs(freq - exact).max() < 0.1, (freq, exact)
-    assert np.allclose(WINNER[:3], game.von_neumann_winner())
 
 
 def _obs(game):
@@ -46,3 +47,12 @@ def _obs(game):
     from arena.playing.match import game_rng
 
     return Observation(game.new_initial_state(), 0, game_rng(0, 0), game.spec.full_name)
+
+
+def test_the_winner_measured_against_is_the_cycles_own():
+    """(1/7, 2/7, 4/7) for the default cycle; for another, p ∝ (P(B≻C), P(C≻A), P(A≻B)) − ½."""
+    default = winner(arena.load_game(game_name(argparse.Namespace(preferences="0.9,0.6,0.7"))))
+    assert np.allclose(default, np.array([1, 2, 4, 0]) / 7)
+    other = winner(arena.load_game(game_name(argparse.Namespace(preferences="0.65,0.85,0.6"))))
+    m = np.array([0.85, 0.6, 0.65]) - 0.5
+    assert np.allclose(other, np.r_[m / m.sum(), 0.0])

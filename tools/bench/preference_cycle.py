@@ -14,7 +14,8 @@ reference (last iterate) and ``dpo`` (the judged winner of each pair chosen over
 Bradley–Terry learner), each with the settings in :data:`SETTINGS`. The figure is the model's
 exact distribution over the first character of its answer — A, B, C and anything else — read
 from the next-token probabilities at the prompt (not sampled), and its L1 distance to the winner
-(the other mass counts as error).
+(the other mass counts as error). ``--preferences`` plays another cycle, whose winner the game
+solves: a game no setting was chosen on.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import numpy as np
 from arena.cli_api import Benchmark
 from arena.hookspecs import hookimpl
 
-WINNER = np.array([1, 2, 4, 0]) / 7
 METHODS = ("sppo", "inpo", "dpo")
 SETTINGS: dict[str, dict[str, Any]] = {
     "sppo": {
@@ -112,7 +112,8 @@ def train_one(method: str, seed: int, args: argparse.Namespace) -> tuple[np.ndar
     from arena.tools.tiny_model import tiny_model_dir
 
     torch.set_num_threads(1)
-    game = arena.load_game("cyclic_preference(length=1)")
+    game = arena.load_game(game_name(args))
+    target = winner(game)
     spec = {"name": "llm", "model": str(tiny_model_dir(seed)), "mode": "generated", "max_text_tokens": 1}
     agent = load_agent({**spec, "temperature": 1.0}, game)
     torch.manual_seed(seed)
@@ -122,7 +123,7 @@ def train_one(method: str, seed: int, args: argparse.Namespace) -> tuple[np.ndar
     if args.lr is not None:
         params["lr"] = args.lr
     if method == "sppo":
-        params["optimism"] = args.sppo_optimism
+        params.update(optimism=args.sppo_optimism, explore=args.sppo_explore)
     if method != "dpo":
         params.update(judge=judge, samples=args.samples)
     trainer = get_registry().get("trainer", method).factory(game, [agent], **params)
@@ -137,14 +138,24 @@ def train_one(method: str, seed: int, args: argparse.Namespace) -> tuple[np.ndar
         else:
             trainer.update(trajs)
         if (k + 1) % 10 == 0 or k + 1 == args.iterations:
-            curve.append(float(np.abs(measured(trainer, agent, game, method) - WINNER).sum()))
-            last.append(float(np.abs(distribution(trainer, agent, game) - WINNER).sum()))
+            curve.append(float(np.abs(measured(trainer, agent, game, method) - target).sum()))
+            last.append(float(np.abs(distribution(trainer, agent, game) - target).sum()))
             print(
                 f"{method} seed {seed} iteration {k + 1}: L1 {curve[-1]:.3f} (last iterate {last[-1]:.3f})",
                 file=sys.stderr,
                 flush=True,
             )
     return measured(trainer, agent, game, method), curve, last
+
+
+def game_name(args: argparse.Namespace) -> str:
+    p_ab, p_bc, p_ca = (float(x) for x in args.preferences.split(","))
+    return f"cyclic_preference(length=1,p_ab={p_ab},p_bc={p_bc},p_ca={p_ca})"
+
+
+def winner(game: Any) -> np.ndarray:
+    """The game's von Neumann winner over A, B, C, and no mass on other answers."""
+    return np.r_[game.von_neumann_winner(), 0.0]
 
 
 def measured(trainer: Any, agent: Any, game: Any, method: str) -> np.ndarray:
@@ -156,12 +167,15 @@ def measured(trainer: Any, agent: Any, game: Any, method: str) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    out: dict[str, Any] = {"winner": [round(x, 4) for x in WINNER[:3]]}
+    import arena
+
+    target = winner(arena.load_game(game_name(args)))
+    out: dict[str, Any] = {"game": game_name(args), "winner": [round(float(x), 4) for x in target[:3]]}
     for method in [m for m in args.methods.split(",") if m]:
         l1s = []
         for seed in [int(s) for s in args.seeds.split(",")]:
             dist, curve, last = train_one(method, seed, args)
-            l1 = float(np.abs(dist - WINNER).sum())
+            l1 = float(np.abs(dist - target).sum())
             l1s.append(l1)
             out[f"{method}_s{seed}_distribution"] = [round(float(x), 3) for x in dist]
             out[f"{method}_s{seed}_l1_curve"] = [round(x, 3) for x in curve]
@@ -179,6 +193,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--methods", default=",".join(METHODS))
     p.add_argument("--seeds", default="0,1,2")
+    p.add_argument(
+        "--preferences",
+        default="0.9,0.6,0.7",
+        help="P(A≻B),P(B≻C),P(C≻A) of the game (another cycle: a game the settings were not chosen on)",
+    )
     p.add_argument("--iterations", type=int, default=200)
     p.add_argument("--prompts", type=int, default=64, help="games (prompts answered) per iteration")
     p.add_argument("--samples", type=int, default=8, help="responses per prompt (K)")
@@ -196,6 +215,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="SPPO's optimistic step (--no-sppo-optimism: the published Hedge step)",
+    )
+    p.add_argument(
+        "--sppo-explore",
+        type=int,
+        default=0,
+        help="SPPO's explore: responses of the starting policy per prompt, judged and fitted beside pi_t's",
     )
 
 

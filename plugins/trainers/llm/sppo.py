@@ -48,6 +48,13 @@ P̂(y ≻ pi_{t−1}) comes from the same playout starts and seed with pi_{t−1
 random numbers); on free text each response is judged against ``samples`` fresh responses of
 pi_{t−1} to its prompt, centred on ½ within its group (:meth:`SPPO._previous_text_rates`).
 
+``explore: N`` (free text) adds N responses of pi_1 — the learner as training started, its
+trainable weights kept in the trainer state — per prompt, each judged against the group's K
+samples of pi_t and fitted beside them. The multiplicative-weights step is pointwise (each
+response's own log-ratio and target), so for a model that can fit every target the responses it
+is fitted on decide where the regression is measured, not its solution; fitted on pi_t's samples alone, a response pi_t no longer
+samples has no target and its mass cannot come back (a sampled run can reach a vertex and stay).
+
 ``average`` keeps a second policy beside the last iterate: SPPO's guarantee is for the averaged
 iterate, and per-state Hedge cycles. The last iterate still samples (SPPO needs pi_t); the kept
 one is what snapshots save, and on tree games its exploitability is reported every iteration
@@ -111,6 +118,7 @@ class SPPO(LLMTrainer):
         "mixture_every": 1,
         "mixture_size": 0,
         "optimism": False,
+        "explore": 0,
     }
 
     def __init__(self, game: Game, learners: Sequence[Any], **params: Any) -> None:
@@ -147,6 +155,13 @@ class SPPO(LLMTrainer):
             raise ArenaError(f"trainer 'sppo': optimism must be true or false, got {self.p['optimism']!r}")
         self.optimism = self.p["optimism"]
         self.previous: dict[str, Any] | None = None  # pi_{t-1}'s weights, for the optimistic step
+        explore = self.p["explore"]
+        if isinstance(explore, bool) or not isinstance(explore, int) or explore < 0:
+            raise ArenaError(f"trainer 'sppo': explore must be a whole number >= 0, got {explore!r}")
+        if explore and not game.spec.text_decisions:
+            raise ArenaError("trainer 'sppo': explore samples free-text responses; this game has no text decisions")
+        self.explore = explore
+        self.reference = copy_weights(self._params()) if explore else None  # pi_1: the learner as it starts
         if self.average == "mixture":
             from .mixture import SnapshotMixture
 
@@ -294,19 +309,38 @@ class SPPO(LLMTrainer):
             if sync:
                 self.model.sync()
 
-    def _previous_text_rates(self, groups: list, seed: int) -> list[float]:
-        """P̂(y_i ≻ pi_{t-1}) for every response of every group — each y_i judged against
-        ``samples`` fresh responses of pi_{t-1} to the same prompt — centred on ½ within its
-        group. The regression has no normaliser: its targets must average 0 under pi_t, as plain
-        SPPO's do by construction (a group's win rates against itself average ½). These do not:
-        pi_t tends to beat pi_{t-1}, and the uncentred surplus would lower every sampled response
-        at once, moving mass to responses no group holds."""
+    def _previous_text_rates(self, groups: list, explored: list, seed: int) -> tuple[list[float], list[float]]:
+        """P̂(y ≻ pi_{t-1}) for every response of every group and every explored response — each
+        judged against ``samples`` fresh responses of pi_{t-1} to the same prompt — centred so that
+        a group's own responses average ½ (the explored ones shifted by their group's offset).
+        The regression has no normaliser: its targets must average 0 under pi_t, as plain SPPO's
+        do by construction (a group's win rates against itself average ½). These do not: pi_t
+        tends to beat pi_{t-1}, and the uncentred surplus would lower every sampled response at
+        once, moving mass to responses no group holds."""
         from .preference_text import cross_win_rates, sampled_opponents
 
         assert self.judge is not None
         with self.previous_iterate():
             others = sampled_opponents(self.game, self.agent, groups, int(self.p["samples"]), seed)
-        return [float(x) for w in cross_win_rates(self.judge, groups, others) for x in w - w.mean() + 0.5]
+        rates = cross_win_rates(self.judge, groups, others)
+        offsets = [w.mean() - 0.5 for w in rates]
+        extra = cross_win_rates(self.judge, explored, others) if explored else [np.zeros(0)] * len(groups)
+        return (
+            [float(x - o) for w, o in zip(rates, offsets) for x in w],
+            [float(x - o) for w, o in zip(extra, offsets) for x in w],
+        )
+
+    def _explored(self, groups: list, seed: int) -> tuple[list, list[float]]:
+        """``explore`` responses of pi_1 per prompt, and P̂(z ≻ pi_t) for each against its group
+        (the group's K samples of pi_t)."""
+        from .preference_text import cross_win_rates, sampled_opponents
+
+        if not self.explore or not groups:
+            return [], []
+        assert self.judge is not None and self.reference is not None
+        with self._weights(self.reference, sync=True):
+            explored = sampled_opponents(self.game, self.agent, groups, self.explore, seed)
+        return explored, [float(x) for w in cross_win_rates(self.judge, explored, groups) for x in w]
 
     # -- the kept (averaged) iterate -------------------------------------------------------------
     def _params(self) -> dict[str, Any]:
@@ -482,6 +516,8 @@ class SPPO(LLMTrainer):
         out = {"kept": dict(self.kept) if self.kept is not None else {}, "kept_count": self.kept_count, "judge": judge}
         if self.previous is not None:
             out["previous"] = dict(self.previous)
+        if self.reference is not None:
+            out["reference"] = dict(self.reference)
         if self.average == "mixture":
             out["mixture"] = self.mixture.state()
         if self.average == "policy":
@@ -497,6 +533,8 @@ class SPPO(LLMTrainer):
         self.kept_count = int(state.get("kept_count", 0))
         previous = state.get("previous")
         self.previous = {k: v.clone() for k, v in previous.items()} if previous else None
+        if state.get("reference"):
+            self.reference = {k: v.clone() for k, v in state["reference"].items()}
         if self.average == "mixture" and state.get("mixture"):
             self.mixture.load(state["mixture"])
         if self.average == "policy" and state.get("average"):
@@ -543,21 +581,23 @@ class SPPO(LLMTrainer):
         seed = derive_seed(int(self.p["seed"]), "sppo-text", self.updates)
         groups, skipped = sampled_groups(self.game, self.agent, trajectories, int(self.p["samples"]), seed)
         p_hat = [float(x) for w in win_rates(groups, pair_margins(self.judge, groups)) for x in w]
+        explored, p_explored = self._explored(groups, derive_seed(seed, "explore"))
         trajs = [c.trajectory for g in groups for c in g]
         self.updates += 1
         if not trajs:
             return {"sppo/prompts": 0.0, "sppo/skipped_games": float(skipped)}
-        step_p = p_hat
+        step_p = p_hat + p_explored
         if self.optimism and self.previous is not None:
-            before = self._previous_text_rates(groups, derive_seed(seed, "previous"))
-            step_p = [2 * x - b for x, b in zip(p_hat, before)]
+            before, before_explored = self._previous_text_rates(groups, explored, derive_seed(seed, "previous"))
+            step_p = [2 * x - b for x, b in zip(step_p, before + before_explored)]
+        fitted = trajs + [c.trajectory for g in explored for c in g]
         now = self._copy_params()
         with torch.no_grad():
-            ref = response_logprobs(self.model, self.agent, trajs, grad=False)
+            ref = response_logprobs(self.model, self.agent, fitted, grad=False)
         target = torch.tensor([float(self.p["eta"]) * (x - 0.5) for x in step_p], dtype=ref.dtype, device=ref.device)
         losses = []
         for _ in range(int(self.p["epochs"])):
-            loss = ((response_logprobs(self.model, self.agent, trajs, grad=True) - ref - target) ** 2).mean()
+            loss = ((response_logprobs(self.model, self.agent, fitted, grad=True) - ref - target) ** 2).mean()
             self.model.step(loss)
             losses.append(float(loss.detach()))
         self.model.sync()
