@@ -16,7 +16,7 @@ from arena.games.cyclic_preference import response_index  # noqa: E402
 from arena.loading import load_agent  # noqa: E402
 from arena.playing.match import play_games  # noqa: E402
 from arena.registry import get_registry  # noqa: E402
-from arena.tools.bench.preference_cycle import distribution, game_name, winner  # noqa: E402
+from arena.tools.bench.preference_cycle import distribution, game_name, three_probabilities, winner  # noqa: E402
 from arena.tools.tiny_model import tiny_model_dir  # noqa: E402
 
 
@@ -51,8 +51,15 @@ def _obs(game):
 
 def test_the_winner_measured_against_is_the_cycles_own():
     """(1/7, 2/7, 4/7) for the default cycle; for another, p ∝ (P(B≻C), P(C≻A), P(A≻B)) − ½."""
-    default = winner(arena.load_game(game_name(argparse.Namespace(preferences="0.9,0.6,0.7"))))
+    default = winner(arena.load_game(game_name(argparse.Namespace(preferences=(0.9, 0.6, 0.7)))))
     assert np.allclose(default, np.array([1, 2, 4, 0]) / 7)
-    other = winner(arena.load_game(game_name(argparse.Namespace(preferences="0.65,0.85,0.6"))))
+    other = winner(arena.load_game(game_name(argparse.Namespace(preferences=(0.65, 0.85, 0.6)))))
     m = np.array([0.85, 0.6, 0.65]) - 0.5
     assert np.allclose(other, np.r_[m / m.sum(), 0.0])
+
+
+def test_a_malformed_cycle_is_refused_with_what_is_wanted():
+    assert three_probabilities("0.65,0.85,0.6") == (0.65, 0.85, 0.6)
+    for bad in ("0.9,0.6", "0.9,0.6,x", "0.9,0.6,1.5"):
+        with pytest.raises(argparse.ArgumentTypeError, match="three numbers in"):
+            three_probabilities(bad)

@@ -150,8 +150,19 @@ def train_one(method: str, seed: int, args: argparse.Namespace) -> tuple[np.ndar
 
 
 def game_name(args: argparse.Namespace) -> str:
-    p_ab, p_bc, p_ca = (float(x) for x in args.preferences.split(","))
+    p_ab, p_bc, p_ca = args.preferences
     return f"cyclic_preference(length=1,p_ab={p_ab},p_bc={p_bc},p_ca={p_ca})"
+
+
+def three_probabilities(text: str) -> tuple[float, float, float]:
+    """``--preferences``: three comma-separated probabilities."""
+    try:
+        p = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        p = ()
+    if len(p) != 3 or not all(0.0 <= x <= 1.0 for x in p):
+        raise argparse.ArgumentTypeError(f"want P(A≻B),P(B≻C),P(C≻A), three numbers in [0, 1], got {text!r}")
+    return p  # type: ignore[return-value]
 
 
 def winner(game: Any) -> np.ndarray:
@@ -196,7 +207,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument(
         "--preferences",
-        default="0.9,0.6,0.7",
+        type=three_probabilities,
+        default=(0.9, 0.6, 0.7),
         help="P(A≻B),P(B≻C),P(C≻A) of the game (another cycle: a game the settings were not chosen on)",
     )
     p.add_argument("--iterations", type=int, default=200)

@@ -52,8 +52,9 @@ pi_{t−1} to its prompt, centred on ½ within its group (:meth:`SPPO._previous_
 trainable weights kept in the trainer state — per prompt, each judged against the group's K
 samples of pi_t and fitted beside them. The multiplicative-weights step is pointwise (each
 response's own log-ratio and target), so for a model that can fit every target the responses it
-is fitted on decide where the regression is measured, not its solution; fitted on pi_t's samples alone, a response pi_t no longer
-samples has no target and its mass cannot come back (a sampled run can reach a vertex and stay).
+is fitted on decide where the regression is measured, not its solution. Fitted on pi_t's samples
+alone, a response pi_t no longer samples has no target and its mass cannot come back (a sampled
+run can reach a vertex and stay).
 
 ``average`` keeps a second policy beside the last iterate: SPPO's guarantee is for the averaged
 iterate, and per-state Hedge cycles. The last iterate still samples (SPPO needs pi_t); the kept
