@@ -9,8 +9,8 @@ response mass: ``--warmup`` maximum-likelihood steps on the three answers equall
 model puts under 3% on them, and a sampled method cannot find a response it never samples).
 Then ``sppo`` with ``average: mixture``, its optimistic step (``--no-sppo-optimism``: the
 published Hedge step) and ``explore`` (``--sppo-explore``: responses of the warmed-up policy fitted
-beside pi_t's; its averaged iterate, the exact uniform mixture of snapshots of every
-iterate, is what is measured: the mean of the snapshots' distributions), ``inpo`` with a moving
+beside pi_t's) — its averaged iterate, the exact uniform mixture of snapshots of every iterate, is
+what is measured: the mean of the snapshots' distributions —, ``inpo`` with a moving
 reference (last iterate) and ``dpo`` (the judged winner of each pair chosen over the loser: a
 Bradley–Terry learner), each with the settings in :data:`SETTINGS`. The figure is the model's
 exact distribution over the first character of its answer — A, B, C and anything else — read
@@ -156,13 +156,14 @@ def game_name(args: argparse.Namespace) -> str:
 
 def three_probabilities(text: str) -> tuple[float, float, float]:
     """``--preferences``: three comma-separated probabilities."""
+    wanted = f"want P(A≻B),P(B≻C),P(C≻A), three numbers in [0, 1], got {text!r}"
     try:
-        p = tuple(float(x) for x in text.split(","))
+        p_ab, p_bc, p_ca = (float(x) for x in text.split(","))  # too few, too many or not numbers
     except ValueError:
-        p = ()
-    if len(p) != 3 or not all(0.0 <= x <= 1.0 for x in p):
-        raise argparse.ArgumentTypeError(f"want P(A≻B),P(B≻C),P(C≻A), three numbers in [0, 1], got {text!r}")
-    return p  # type: ignore[return-value]
+        raise argparse.ArgumentTypeError(wanted) from None
+    if not all(0.0 <= x <= 1.0 for x in (p_ab, p_bc, p_ca)):
+        raise argparse.ArgumentTypeError(wanted)
+    return p_ab, p_bc, p_ca
 
 
 def winner(game: Any) -> np.ndarray:

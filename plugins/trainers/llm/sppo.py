@@ -43,8 +43,8 @@ counted twice and the one before subtracted, so the step anticipates where the c
 Hedge's iterates circle an interior winner (and spiral out), so their average carries the
 unfinished part of a cycle; in the exact dynamics the optimistic iterates close in on it, and
 their average settles with them (sampled, a rare response's noisy target can still carry the last
-iterate to a vertex it cannot leave: docs/results/arenarl.md). pi_{t−1}'s trainable weights are kept (one copy, in the trainer state). On tree games
-P̂(y ≻ pi_{t−1}) comes from the same playout starts and seed with pi_{t−1} in the weights (common
+iterate to a vertex it cannot leave: docs/results/arenarl.md). pi_{t−1}'s trainable weights are
+kept (one copy, in the trainer state). On tree games P̂(y ≻ pi_{t−1}) comes from the same playout starts and seed with pi_{t−1} in the weights (common
 random numbers); on free text each response is judged against ``samples`` fresh responses of
 pi_{t−1} to its prompt, centred on ½ within its group (:meth:`SPPO._previous_text_rates`).
 
@@ -325,7 +325,7 @@ class SPPO(LLMTrainer):
             others = sampled_opponents(self.game, self.agent, groups, int(self.p["samples"]), seed)
         rates = cross_win_rates(self.judge, groups, others)
         offsets = [w.mean() - 0.5 for w in rates]
-        extra = cross_win_rates(self.judge, explored, others) if explored else [np.zeros(0)] * len(groups)
+        extra = cross_win_rates(self.judge, explored, others) if explored else []
         return (
             [float(x - o) for w, o in zip(rates, offsets) for x in w],
             [float(x - o) for w, o in zip(extra, offsets) for x in w],
@@ -533,9 +533,9 @@ class SPPO(LLMTrainer):
         self.kept = {k: v.clone() for k, v in kept.items()} if kept else None
         self.kept_count = int(state.get("kept_count", 0))
         previous = state.get("previous")
-        self.previous = {k: v.clone() for k, v in previous.items()} if previous else None
+        self.previous = copy_weights(previous) if previous else None
         if state.get("reference"):
-            self.reference = {k: v.clone() for k, v in state["reference"].items()}
+            self.reference = copy_weights(state["reference"])
         if self.average == "mixture" and state.get("mixture"):
             self.mixture.load(state["mixture"])
         if self.average == "policy" and state.get("average"):
