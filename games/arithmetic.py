@@ -481,23 +481,32 @@ class Arithmetic(Game):
 class ArithmeticGuesser(Agent):
     """Answers an arithmetic task with the value of a random other training task: a warm-up
     corpus player (``model.pretrain_agent: arithmetic_guesser``) that teaches a model what an
-    answer looks like without teaching it any arithmetic."""
+    answer looks like without teaching it any arithmetic.
+
+    ``accuracy`` q: the right value with probability q instead (a weak tutor). A model warmed up
+    on its answers starts RL as a base model does, right on some tasks and some samples, so the
+    verifier's reward has successes to reinforce from the first update."""
 
     name = "arithmetic_guesser"
 
-    def __init__(self, game: Arithmetic) -> None:
-        self.game = game
+    def __init__(self, game: Arithmetic, accuracy: float = 0.0) -> None:
+        self.game, self.accuracy = game, accuracy
 
     def act(self, obs: Observation) -> Action:
         if obs.decision != "text":
             raise ArenaError("arithmetic_guesser only answers arithmetic tasks")
-        return self.game.random_answer(obs.rng)
+        guess = self.game.random_answer(obs.rng)
+        if self.accuracy > 0 and obs.rng.random() < self.accuracy:
+            return str(value_of(self.game.parse(obs.struct["task"])))
+        return guess
 
 
-def make_guesser(game: Game, **params: Any) -> ArithmeticGuesser:
+def make_guesser(game: Game, accuracy: float = 0.0, **params: Any) -> ArithmeticGuesser:
     if not isinstance(game, Arithmetic) or params:
-        raise ArenaError("agent 'arithmetic_guesser' plays the arithmetic game and takes no parameters")
-    return ArithmeticGuesser(game)
+        raise ArenaError("agent 'arithmetic_guesser' plays the arithmetic game and takes only 'accuracy'")
+    if isinstance(accuracy, bool) or not isinstance(accuracy, (int, float)) or not 0 <= accuracy <= 1:
+        raise ArenaError(f"arithmetic_guesser: 'accuracy' must be a probability in [0, 1], got {accuracy!r}")
+    return ArithmeticGuesser(game, float(accuracy))
 
 
 @hookimpl
@@ -518,7 +527,7 @@ def arena_agents() -> list[AgentEntry]:
         AgentEntry(
             "arithmetic_guesser",
             make_guesser,
-            "answers arithmetic tasks with the value of a random other task (warm-up corpus player)",
-            {},
+            "answers arithmetic tasks with the value of a random other task, or rightly with probability accuracy (warm-up corpus player)",
+            {"accuracy": 0.0},
         )
     ]

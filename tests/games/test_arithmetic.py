@@ -158,6 +158,29 @@ def test_chance_probabilities_and_guesser():
     assert a == b and int(a) == int(a)  # an integer, and the same whatever the task
 
 
+def test_guesser_accuracy_is_the_share_of_right_answers():
+    from arena.agent import Observation
+
+    game = load_game("arithmetic")
+    tasks = [game.sample_task(np.random.default_rng(i)) for i in range(400)]
+
+    def right(spec: str) -> float:
+        agent = load_agent(spec, game)
+        hits = [
+            check_answer(t, agent.act(Observation(game.state_for(t), 0, game_rng(7, i), "arithmetic")))
+            for i, t in enumerate(tasks)
+        ]
+        return float(np.mean(hits))
+
+    assert right("arithmetic_guesser:accuracy=1.0") == 1.0
+    assert 0.4 < right("arithmetic_guesser:accuracy=0.5") < 0.65  # the right value, or a guess that may hit
+    assert right("arithmetic_guesser") < 0.2
+    with pytest.raises(ArenaError, match="accuracy"):
+        load_agent("arithmetic_guesser:accuracy=1.5", game)
+    with pytest.raises(ArenaError, match="accuracy"):
+        load_agent("arithmetic_guesser:depth=2", game)
+
+
 @pytest.mark.parametrize(
     "spec,word",
     [
