@@ -24,7 +24,11 @@ concedes.
 600-900): the last round (my hand, what the other said, who held the upper hand, both claims),
 the other's claim the last time it held the lower hand, my hand and this round's messages. The
 last round's line puts a stated hand next to the outcome it implies, so next-token training on
-the game's own text (the warm-up of a tiny model) learns which hand beats which.
+the game's own text (the warm-up of a tiny model) learns which hand beats which. ``text=hinted``
+is the brief view plus, after a message this round that names a hand, what it would mean if true
+(``Other said 'rock' (if true, you upper).``): the player could work that out from its own hand,
+and with the hint a small model's claims can depend on the talk without first learning
+rock-paper-scissors.
 """
 
 from __future__ import annotations
@@ -165,7 +169,7 @@ class TrustSplitState(RoundState):
 
     def observation_text(self, player: int) -> str:
         g = self.game
-        if g.text == "brief":
+        if g.text in ("brief", "hinted"):
             return self.brief_text(player)
         lines = [
             f"Trust-and-Split, round {min(self.round + 1, g.horizon)} of {g.horizon}. {g.coins} coins are split "
@@ -227,8 +231,17 @@ class TrustSplitState(RoundState):
             lines[-1] += "."
         for r, p, text in self.messages:
             if r == self.round:
-                lines.append(f"{'You' if p == player else 'Other'} said {text!r}.")
+                lines.append(f"{'You' if p == player else 'Other'} said {text!r}{self._hint(player, p, text)}.")
         return " ".join(lines)
+
+    def _hint(self, player: int, speaker: int, text: str) -> str:
+        """``text=hinted``: what the other's message would mean if it names its hand truly."""
+        named = text.strip().strip(".!'\"").lower()
+        if self.game.text != "hinted" or speaker == player or self.hands is None or named not in HANDS:
+            return ""
+        mine, theirs = self.hands[player], HANDS.index(named)
+        side = "you upper" if beats(mine, theirs) else "you lower" if beats(theirs, mine) else "a lie"
+        return f" (if true, {side})"
 
     def observation_struct(self, player: int) -> dict[str, Any]:
         out = self.round_struct(player)
@@ -287,8 +300,8 @@ class TrustSplitGame(RoundGame):
             raise ArenaError(f"game 'trust_split': coins must be a positive integer, got {coins!r}")
         if not isinstance(talk, bool):
             raise ArenaError(f"game 'trust_split': talk must be true or false, got {talk!r}")
-        if text not in ("full", "brief"):
-            raise ArenaError(f"game 'trust_split': text must be 'full' or 'brief', got {text!r}")
+        if text not in ("full", "brief", "hinted"):
+            raise ArenaError(f"game 'trust_split': text must be 'full', 'brief' or 'hinted', got {text!r}")
         self.coins, self.talk, self.text = coins, talk, text
         self.public_hands = (not talk) if public_hands is None else bool(public_hands)
         params = {

@@ -240,6 +240,22 @@ def test_trust_split_brief_text_shows_last_round_reputation_hand_and_talk():
         arena.load_game("trust_split(text=short)")
 
 
+def test_trust_split_hinted_text_says_what_a_named_hand_would_mean():
+    game = arena.load_game("trust_split(talk=true,text=hinted)", horizon=3)
+    s = game.new_initial_state()
+    s.apply_action(3 * 1 + 0)  # paper vs rock: player 0 upper
+    s.apply_action("Paper.")
+    assert s.observation_text(1) == "Now: you rock. Other said 'Paper.' (if true, you lower)."
+    s.apply_action("paper")  # a lie: player 1 holds rock
+    assert s.observation_text(0) == "Now: you paper. You said 'Paper.'. Other said 'paper' (if true, a lie)."
+    t = game.new_initial_state()
+    t.apply_action(3 * 1 + 0)
+    t.apply_action("I hold paper")  # not a hand's name: no hint
+    assert t.observation_text(1) == "Now: you rock. Other said 'I hold paper'."
+    t.apply_action("scissors")
+    assert t.observation_text(0).endswith("Other said 'scissors' (if true, you lower).")
+
+
 def test_hand_teller_names_its_hand_and_claims_uniformly():
     game = arena.load_game("trust_split(talk=true,text=brief)")
     agents = [arena.load_agent("hand_teller", game), arena.load_agent("greedy_splitter", game)]
