@@ -7,9 +7,9 @@ Each model plays ``--games`` self-play games (both seats, the agent settings of 
 claim is sorted by the message the other sent this round: it names a hand that *my* hand beats
 (if true, I hold the upper hand), a hand that beats mine (I hold the lower), or something else
 (no hand, or my own hand's name). A model that reads the talk claims less when the named hand
-beats its own; a model that does not claims alike in both. Printed per model: the count, mean
-claim and share of claims of at most half the coins in each class, and how many messages named a
-hand at all (the talk's honesty is a precondition for reading it).
+beats its own; a model that does not claims alike in both. Printed per model, one JSON line: the
+count, mean claim and share of claims of at most half the coins in each class (a large ``other``
+count means the talk no longer names hands, and there is nothing left to read).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-HANDS = ("rock", "paper", "scissors")
+from arena.games.social.trust_split import HANDS, beats, named_hand
+
 CLASSES = ("upper_if_true", "lower_if_true", "other")
 
 
@@ -32,11 +33,10 @@ def claim_class(text: str) -> str:
     m = re.search(r"Now: you (\w+)\..*Other said '([^']*)'", now)
     if not m:
         return "other"
-    mine, named = m.group(1), m.group(2).strip().strip(".!'\"").lower()
-    if mine not in HANDS or named not in HANDS or named == mine:
+    theirs = named_hand(m.group(2))
+    if m.group(1) not in HANDS or theirs is None or HANDS[theirs] == m.group(1):
         return "other"
-    a, b = HANDS.index(mine), HANDS.index(named)
-    return "upper_if_true" if (a - b) % 3 == 1 else "lower_if_true"
+    return "upper_if_true" if beats(HANDS.index(m.group(1)), theirs) else "lower_if_true"
 
 
 def reading(model: str, config: Any, game_name: str, games: int, seed: int) -> dict[str, Any]:

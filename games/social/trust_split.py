@@ -53,6 +53,12 @@ def beats(a: int, b: int) -> bool:
     return (a - b) % 3 == 1
 
 
+def named_hand(text: str) -> int | None:
+    """The hand a message names, when the message is just a hand's name (``'Rock.'``), else None."""
+    named = text.strip().strip(".!'\"").lower()
+    return HANDS.index(named) if named in HANDS else None
+
+
 class TrustSplitState(RoundState):
     game: "TrustSplitGame"
 
@@ -236,10 +242,10 @@ class TrustSplitState(RoundState):
 
     def _hint(self, player: int, speaker: int, text: str) -> str:
         """``text=hinted``: what the other's message would mean if it names its hand truly."""
-        named = text.strip().strip(".!'\"").lower()
-        if self.game.text != "hinted" or speaker == player or self.hands is None or named not in HANDS:
+        theirs = named_hand(text)
+        if self.game.text != "hinted" or speaker == player or self.hands is None or theirs is None:
             return ""
-        mine, theirs = self.hands[player], HANDS.index(named)
+        mine = self.hands[player]
         side = "you upper" if beats(mine, theirs) else "you lower" if beats(theirs, mine) else "a lie"
         return f" (if true, {side})"
 
