@@ -495,8 +495,8 @@ class ArithmeticGuesser(Agent):
     def act(self, obs: Observation) -> Action:
         if obs.decision != "text":
             raise ArenaError("arithmetic_guesser only answers arithmetic tasks")
-        guess = self.game.random_answer(obs.rng)
-        if self.accuracy > 0 and obs.rng.random() < self.accuracy:
+        guess = self.game.random_answer(obs.rng)  # drawn first: at accuracy 0 the stream (and a
+        if self.accuracy > 0 and obs.rng.random() < self.accuracy:  # warm-up built on it) is as before
             return str(value_of(self.game.parse(obs.struct["task"])))
         return guess
 

@@ -46,7 +46,6 @@ def reading(model: str, config: Any, game_name: str, games: int, seed: int) -> d
     game = load_game(game_name)
     agent = load_agent({"name": "llm", **dict(config.agent), "model": model}, game)
     claims: dict[str, list[float]] = {k: [] for k in CLASSES}
-    coins = int(getattr(game, "coins", 10))
     for result in play_games(game, [agent, agent], num_games=games, seed=seed, record=True):
         assert result.trajectory is not None
         for step in result.trajectory.steps:
@@ -58,7 +57,7 @@ def reading(model: str, config: Any, game_name: str, games: int, seed: int) -> d
         out[k] = {
             "n": len(xs),
             "mean": float(a.mean()) if len(xs) else None,
-            "at_most_half": float(np.mean(a <= coins / 2)) if len(xs) else None,
+            "at_most_half": float(np.mean(a <= game.coins / 2)) if len(xs) else None,
         }
     return out
 
